@@ -1,0 +1,267 @@
+package messages
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Micros is a list of latencies in whole microseconds with a bounded decoder.
+type Micros []uint32
+
+// PhaseList is a batch's phases with a bounded decoder.
+type PhaseList []PhaseStats
+
+// ErrorList is a phase's error kinds with a bounded decoder.
+type ErrorList []ErrorCount
+
+// decodeLen reads an array header and refuses more than max elements, so that a
+// short hostile message cannot make msgpack pre-allocate gigabytes.
+func decodeLen(d *msgpack.Decoder, what string, max int) (int, error) {
+	n, err := d.DecodeArrayLen()
+	if err != nil {
+		return 0, err
+	}
+	if n > max {
+		return 0, fmt.Errorf("%s: %d elements, at most %d", what, n, max)
+	}
+	return n, nil
+}
+
+// DecodeMsgpack decodes at most MaxReservoir latencies, each ≤ MaxLatencyMicros.
+func (m *Micros) DecodeMsgpack(d *msgpack.Decoder) error {
+	n, err := decodeLen(d, "latencies", MaxReservoir)
+	if err != nil || n < 0 {
+		*m = nil
+		return err
+	}
+	s := make(Micros, 0, n)
+	for range n {
+		v, err := d.DecodeUint64()
+		if err != nil {
+			return err
+		}
+		if v > MaxLatencyMicros {
+			return fmt.Errorf("latency %d µs out of range", v)
+		}
+		s = append(s, uint32(v))
+	}
+	*m = s
+	return nil
+}
+
+// DecodeMsgpack decodes at most NumPhases phase entries.
+func (l *PhaseList) DecodeMsgpack(d *msgpack.Decoder) error {
+	n, err := decodeLen(d, "phases", NumPhases)
+	if err != nil || n < 0 {
+		*l = nil
+		return err
+	}
+	s := make(PhaseList, n)
+	for i := range s {
+		if err := d.Decode(&s[i]); err != nil {
+			return err
+		}
+	}
+	*l = s
+	return nil
+}
+
+// DecodeMsgpack decodes at most MaxErrorKinds error kinds.
+func (l *ErrorList) DecodeMsgpack(d *msgpack.Decoder) error {
+	n, err := decodeLen(d, "errors", MaxErrorKinds)
+	if err != nil || n < 0 {
+		*l = nil
+		return err
+	}
+	s := make(ErrorList, n)
+	for i := range s {
+		if err := d.Decode(&s[i]); err != nil {
+			return err
+		}
+	}
+	*l = s
+	return nil
+}
+
+// SketchBytes is an encoded sketch with a bounded decoder: msgpack v5.4.1
+// allocates a []byte of whatever length the header claims.
+type SketchBytes []byte
+
+// DecodeMsgpack reads at most MaxSketchBytes bytes.
+func (b *SketchBytes) DecodeMsgpack(d *msgpack.Decoder) error {
+	n, err := d.DecodeBytesLen()
+	if err != nil || n < 0 {
+		*b = nil
+		return err
+	}
+	if n > MaxSketchBytes {
+		return fmt.Errorf("sketch: %d bytes, at most %d", n, MaxSketchBytes)
+	}
+	s := make(SketchBytes, n)
+	if err := d.ReadFull(s); err != nil {
+		return err
+	}
+	*b = s
+	return nil
+}
+
+func decodeBoundedString(d *msgpack.Decoder, max int) (string, error) {
+	s, err := d.DecodeString()
+	if err != nil {
+		return "", err
+	}
+	if len(s) > max {
+		return "", fmt.Errorf("string of %d bytes, at most %d", len(s), max)
+	}
+	return s, nil
+}
+
+var encPool = sync.Pool{New: func() any {
+	var buf bytes.Buffer
+	return &encState{buf: &buf, enc: msgpack.NewEncoder(&buf)}
+}}
+
+type encState struct {
+	buf *bytes.Buffer
+	enc *msgpack.Encoder
+}
+
+// EncodeBatch encodes b as msgpack with compact integers. It refuses a batch
+// that DecodeBatch would refuse, so a producer learns of a bug before sending.
+func EncodeBatch(b *SampleBatch) ([]byte, error) {
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	st := encPool.Get().(*encState)
+	defer encPool.Put(st)
+	st.buf.Reset()
+	st.enc.Reset(st.buf)
+	st.enc.UseCompactInts(true) // Reset clears the flag
+	if err := st.enc.Encode(b); err != nil {
+		return nil, fmt.Errorf("%w: encode: %v", ErrInvalidBatch, err)
+	}
+	if st.buf.Len() > MaxBatchBytes {
+		return nil, fmt.Errorf("%w: %d bytes encoded, at most %d; flush more often or shrink the reservoir", ErrInvalidBatch, st.buf.Len(), MaxBatchBytes)
+	}
+	return bytes.Clone(st.buf.Bytes()), nil
+}
+
+// DecodeBatch decodes and validates an untrusted batch. It never allocates much
+// more than len(data), never panics, and returns an error wrapping
+// ErrInvalidBatch for anything malformed, oversized or out of range.
+func DecodeBatch(data []byte) (b *SampleBatch, err error) {
+	if len(data) > MaxBatchBytes {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidBatch, len(data), MaxBatchBytes)
+	}
+	defer func() { // the decoder is not ours; a panic in it must not stop the aggregator
+		if r := recover(); r != nil {
+			b, err = nil, fmt.Errorf("%w: decoder panic: %v", ErrInvalidBatch, r)
+		}
+	}()
+	r := bytes.NewReader(data)
+	d := msgpack.NewDecoder(r)
+	b = new(SampleBatch)
+	if err := d.Decode(b); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidBatch, err)
+	}
+	if r.Len() != 0 {
+		return nil, fmt.Errorf("%w: %d bytes of trailing data", ErrInvalidBatch, r.Len())
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Validate range-checks a batch; every problem found is listed.
+func (b *SampleBatch) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if err := ValidName(b.Run); err != nil {
+		bad("run: %v", err)
+	}
+	if err := ValidName(b.Producer); err != nil {
+		bad("producer: %v", err)
+	}
+	if b.Step < 1 || b.Step > MaxStep {
+		bad("step: %d, want 1..%d", b.Step, MaxStep)
+	}
+	if b.To < b.From {
+		bad("window: to %d < from %d", b.To, b.From)
+	}
+	b.Info.validate(bad)
+	b.Health.validate(bad)
+	var seen [numPhases]bool
+	for i := range b.Phases {
+		p := &b.Phases[i]
+		if !p.Phase.Valid() {
+			bad("phase %d: %v", i, p.Phase)
+			continue
+		}
+		if seen[p.Phase] {
+			bad("phase %s: listed twice", p.Phase)
+		}
+		seen[p.Phase] = true
+		p.validate(bad)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrInvalidBatch, errors.Join(errs...))
+}
+
+func (s *StepInfo) validate(bad func(string, ...any)) {
+	if !finiteIn(s.FleetRate, 0, MaxRate) || !finiteIn(s.Rate, 0, MaxRate) {
+		bad("info: rates %v/%v out of range", s.FleetRate, s.Rate)
+	}
+	if s.Producers < 0 || s.Warmup < 0 || s.Duration < 0 ||
+		s.Warmup > int64(MaxWarmup) || s.Duration > int64(MaxStepDuration) {
+		bad("info: producers %d, warmup %d ns, duration %d ns out of range", s.Producers, s.Warmup, s.Duration)
+	}
+}
+
+func (h *Health) validate(bad func(string, ...any)) {
+	if !finiteIn(h.CPU, 0, 1e4) {
+		bad("health: cpu %v cores out of range", h.CPU)
+	}
+}
+
+func (p *PhaseStats) validate(bad func(string, ...any)) {
+	if p.Succeeded > p.Attempted {
+		bad("phase %s: succeeded %d > attempted %d", p.Phase, p.Succeeded, p.Attempted)
+	}
+	var failed uint64
+	for _, e := range p.Errors {
+		if e.Kind == "" || len(e.Kind) > MaxKindBytes || len(e.Example) > MaxExampleBytes {
+			bad("phase %s: error kind %.40q: empty or too long", p.Phase, e.Kind)
+		}
+		if failed+e.Count < failed {
+			bad("phase %s: error counts overflow", p.Phase)
+		}
+		failed += e.Count
+	}
+	if failed != p.Attempted-p.Succeeded && p.Succeeded <= p.Attempted {
+		bad("phase %s: errors add up to %d, attempted − succeeded is %d", p.Phase, failed, p.Attempted-p.Succeeded)
+	}
+	for _, ns := range [...]struct {
+		name string
+		s    *Sample
+	}{{"response", &p.Response}, {"service", &p.Service}, {"tls", &p.TLS}} {
+		name, s := ns.name, ns.s
+		if uint64(len(s.Values)) > s.Count || len(s.Sketch) > MaxSketchBytes || (s.Count > 0) != (len(s.Sketch) > 0) {
+			bad("phase %s %s: %d values from count %d, sketch %d bytes", p.Phase, name, len(s.Values), s.Count, len(s.Sketch))
+		}
+	}
+	if p.Response.Count > p.Succeeded || p.Service.Count > p.Succeeded {
+		bad("phase %s: more latencies (%d) than successes (%d)", p.Phase, p.Response.Count, p.Succeeded)
+	}
+}
+
+func finiteIn(v, lo, hi float64) bool {
+	return !math.IsNaN(v) && v >= lo && v <= hi
+}

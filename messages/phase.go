@@ -1,0 +1,92 @@
+package messages
+
+import (
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Phase is one measured part of an IMAP session (RFC 9051). Dial and login set
+// a session up; the others are commands the producer schedules at the offered
+// rate. On the wire a phase is its name.
+type Phase uint8
+
+// The phases imapload measures, each apart from the others.
+const (
+	Dial   Phase = iota // TCP connect + TLS handshake + server greeting
+	Login               // LOGIN (RFC 9051 §6.2.3)
+	List                // LIST (§6.3.9)
+	Select              // SELECT (§6.3.2)
+	Fetch               // FETCH (§6.4.5)
+	Store               // STORE (§6.4.6)
+	Append              // APPEND (§6.3.12)
+	Logout              // LOGOUT (§6.1.3)
+	numPhases
+)
+
+// NumPhases is the number of phases.
+const NumPhases = int(numPhases)
+
+var phaseNames = [numPhases]string{"dial", "login", "list", "select", "fetch", "store", "append", "logout"}
+
+// Phases lists every phase in session order.
+func Phases() []Phase {
+	ps := make([]Phase, numPhases)
+	for i := range ps {
+		ps[i] = Phase(i)
+	}
+	return ps
+}
+
+// String returns the phase's wire name, e.g. "login".
+func (p Phase) String() string {
+	if p < numPhases {
+		return phaseNames[p]
+	}
+	return fmt.Sprintf("phase(%d)", uint8(p))
+}
+
+// Valid reports whether p is a known phase.
+func (p Phase) Valid() bool { return p < numPhases }
+
+// Scheduled reports whether the phase is a command the producer schedules at
+// the offered rate (and that delivered throughput counts). Dial and login are
+// session set-up, done when a session (re)connects.
+func (p Phase) Scheduled() bool { return p > Login && p < numPhases }
+
+// ParsePhase returns the phase named name.
+func ParsePhase(name string) (Phase, error) {
+	for i, n := range phaseNames {
+		if n == name {
+			return Phase(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: %q (want one of %v)", ErrUnknownPhase, name, phaseNames)
+}
+
+// MarshalText implements encoding.TextMarshaler, so phases are names in JSON.
+func (p Phase) MarshalText() ([]byte, error) {
+	if !p.Valid() {
+		return nil, fmt.Errorf("%w: %d", ErrUnknownPhase, uint8(p))
+	}
+	return []byte(p.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (p *Phase) UnmarshalText(b []byte) error {
+	v, err := ParsePhase(string(b))
+	*p = v
+	return err
+}
+
+// EncodeMsgpack writes the phase as its name.
+func (p Phase) EncodeMsgpack(e *msgpack.Encoder) error { return e.EncodeString(p.String()) }
+
+// DecodeMsgpack reads a phase name and rejects unknown ones.
+func (p *Phase) DecodeMsgpack(d *msgpack.Decoder) error {
+	s, err := decodeBoundedString(d, 16)
+	if err != nil {
+		return err
+	}
+	return p.UnmarshalText([]byte(s))
+}

@@ -1,0 +1,77 @@
+package messages
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Subjects, streams and buckets. They are part of the contract: operators type
+// them with the nats CLI, so they never change silently.
+const (
+	// StepSubject is the core NATS subject step commands are broadcast on.
+	StepSubject = "imapload.step"
+	// SamplesStream is the JetStream stream that keeps every sample batch.
+	SamplesStream = "IMAPLOAD_SAMPLES"
+	// SamplesSubjects is the subject filter of SamplesStream.
+	SamplesSubjects = "imapload.samples.>"
+	// ResultsStream is the JetStream stream that keeps step results and run reports.
+	ResultsStream = "IMAPLOAD_RESULTS"
+	// ResultsSubjects is the subject filter of ResultsStream.
+	ResultsSubjects = "imapload.results.>"
+	// ProducersBucket is the KV bucket where producers register with a heartbeat.
+	ProducersBucket = "imapload_producers"
+)
+
+// maxNameLen bounds run and producer ids: they are subject tokens and message-id parts.
+const maxNameLen = 64
+
+// ValidName reports whether s can be a run or producer id: 1 to 64 characters
+// from [A-Za-z0-9_-], so that it is exactly one NATS subject token.
+func ValidName(s string) error {
+	if s == "" {
+		return fmt.Errorf("%w: empty", ErrInvalidName)
+	}
+	if len(s) > maxNameLen {
+		return fmt.Errorf("%w: %d characters, at most %d", ErrInvalidName, len(s), maxNameLen)
+	}
+	for i := 0; i < len(s); i++ {
+		if !nameByte(s[i]) {
+			return fmt.Errorf("%w: %q has %q; use letters, digits, '-' and '_'", ErrInvalidName, s, s[i])
+		}
+	}
+	return nil
+}
+
+func nameByte(c byte) bool {
+	return c == '-' || c == '_' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+}
+
+// SamplesSubject is where producer publishes its batches for one step:
+// "imapload.samples.<run>.<step>.<producer>".
+func SamplesSubject(run string, step int, producer string) string {
+	return "imapload.samples." + run + "." + strconv.Itoa(step) + "." + producer
+}
+
+// StepSamplesFilter matches every producer's batches of one step.
+func StepSamplesFilter(run string, step int) string {
+	return "imapload.samples." + run + "." + strconv.Itoa(step) + ".>"
+}
+
+// RunSamplesFilter matches every batch of one run.
+func RunSamplesFilter(run string) string {
+	return "imapload.samples." + run + ".>"
+}
+
+// ResultsSubject is where step results and the run report of run are published.
+func ResultsSubject(run string) string {
+	return "imapload.results." + run
+}
+
+// BatchMsgID is the JetStream message id of a batch, "<run>-<step>-<producer>-<seq>",
+// so that a retried publish is deduplicated by the stream.
+func BatchMsgID(run string, step int, producer string, seq uint64) string {
+	return run + "-" + strconv.Itoa(step) + "-" + producer + "-" + strconv.FormatUint(seq, 10)
+}
+
+// ProducerKey is the key of producer in ProducersBucket.
+func ProducerKey(producer string) string { return producer }
