@@ -44,6 +44,13 @@ type SampleBatch struct {
 	// Info repeats what the producer is running, so the stream alone is enough
 	// to aggregate a step.
 	Info StepInfo `msgpack:"info"`
+	// Scheduled counts commands the generator scheduled whose intended start
+	// fell in the measurement window, finished (or dropped) in this batch.
+	Scheduled uint64 `msgpack:"scheduled"`
+	// Completed counts those of Scheduled that succeeded: delivered throughput
+	// is the sum of Completed over producers divided by the window's length.
+	// (Phase counts also include set-up commands, such as a reconnect's LOGIN.)
+	Completed uint64 `msgpack:"completed"`
 	// Phases holds one entry per phase that saw any command in this batch.
 	Phases PhaseList `msgpack:"phases"`
 	// Health is the producer's own health during this batch.

@@ -191,6 +191,9 @@ func (b *SampleBatch) Validate() error {
 	if b.Step < 1 || b.Step > MaxStep {
 		bad("step: %d, want 1..%d", b.Step, MaxStep)
 	}
+	if b.Completed > b.Scheduled {
+		bad("completed %d > scheduled %d", b.Completed, b.Scheduled)
+	}
 	if b.To < b.From {
 		bad("window: to %d < from %d", b.To, b.From)
 	}

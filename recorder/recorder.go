@@ -63,8 +63,9 @@ type Recorder struct {
 	lag     *ddsketch.DDSketch
 	lagMax  time.Duration
 	dropped uint64
+	sched   uint64
+	done    uint64
 	seq     uint64
-	buf     []byte
 }
 
 // New returns a Recorder for producer's part of run's step. It does no I/O.
@@ -126,11 +127,24 @@ func (r *Recorder) Fail(p messages.Phase, err error) {
 	r.mu.Unlock()
 }
 
-// Drop notes a command of phase p that the generator never sent.
+// Drop notes a scheduled command of phase p that the generator never sent.
 func (r *Recorder) Drop(p messages.Phase) {
 	r.mu.Lock()
 	r.phases[p].dropped++
 	r.dropped++
+	r.sched++
+	r.mu.Unlock()
+}
+
+// Scheduled notes that a command the generator scheduled has finished, with
+// ok true when it succeeded. Record or Fail note the commands it took (the
+// command itself, and any set-up such as a reconnect).
+func (r *Recorder) Scheduled(ok bool) {
+	r.mu.Lock()
+	r.sched++
+	if ok {
+		r.done++
+	}
 	r.mu.Unlock()
 }
 
@@ -157,8 +171,10 @@ func (r *Recorder) Cut(from, to time.Duration, final bool, h messages.Health) *m
 	b := &messages.SampleBatch{
 		Run: r.run, Step: r.step, Producer: r.producer, Seq: r.seq, Final: final,
 		Sent: time.Now().UTC(), From: int64(from), To: int64(to), Info: r.info,
+		Scheduled: r.sched, Completed: r.done,
 	}
 	r.seq++
+	r.sched, r.done = 0, 0
 	for i := range r.phases {
 		if ps, ok := r.phases[i].take(messages.Phase(i)); ok {
 			b.Phases = append(b.Phases, ps)

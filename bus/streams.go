@@ -1,0 +1,140 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/imapload/imapload/messages"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrSetup reports a stream or bucket that could not be created or found.
+var ErrSetup = errors.New("bus: set-up failed")
+
+// Options size the streams. A nil *Options means the defaults.
+type Options struct {
+	// Replicas of each stream and bucket (1 on one server; 3 in a cluster).
+	Replicas int
+	// MaxAge is how long batches and results are kept (default 24h).
+	MaxAge time.Duration
+	// MaxBytes caps the samples stream (default 1 GiB).
+	MaxBytes int64
+	// HeartbeatTTL is how long a producer's registry entry lives without a
+	// heartbeat (default 10s).
+	HeartbeatTTL time.Duration
+}
+
+func (o *Options) replicas() int {
+	if o == nil || o.Replicas <= 0 {
+		return 1
+	}
+	return o.Replicas
+}
+
+func (o *Options) maxAge() time.Duration {
+	if o == nil || o.MaxAge <= 0 {
+		return 24 * time.Hour
+	}
+	return o.MaxAge
+}
+
+func (o *Options) maxBytes() int64 {
+	if o == nil || o.MaxBytes <= 0 {
+		return 1 << 30
+	}
+	return o.MaxBytes
+}
+
+// TTL is the registry entry lifetime the options give.
+func (o *Options) TTL() time.Duration {
+	if o == nil || o.HeartbeatTTL <= 0 {
+		return 10 * time.Second
+	}
+	return o.HeartbeatTTL
+}
+
+// DedupeWindow is the samples stream's duplicate window: a batch republished
+// within it (same message id) is stored once.
+const DedupeWindow = 10 * time.Minute
+
+// SamplesConfig is the configuration of messages.SamplesStream.
+func SamplesConfig(o *Options) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        messages.SamplesStream,
+		Description: "imapload sample batches (msgpack), one subject per run, step and producer",
+		Subjects:    []string{messages.SamplesSubjects},
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		MaxAge:      o.maxAge(),
+		MaxBytes:    o.maxBytes(),
+		MaxMsgSize:  messages.MaxBatchBytes,
+		Duplicates:  DedupeWindow,
+		Replicas:    o.replicas(),
+	}
+}
+
+// ResultsConfig is the configuration of messages.ResultsStream.
+func ResultsConfig(o *Options) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        messages.ResultsStream,
+		Description: "imapload step results and run reports (JSON)",
+		Subjects:    []string{messages.ResultsSubjects},
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.LimitsPolicy,
+		MaxAge:      o.maxAge(),
+		Duplicates:  DedupeWindow,
+		Replicas:    o.replicas(),
+	}
+}
+
+// ProducersConfig is the configuration of messages.ProducersBucket.
+func ProducersConfig(o *Options) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket:      messages.ProducersBucket,
+		Description: "live imapload producers; entries expire without a heartbeat",
+		TTL:         o.TTL(),
+		History:     1,
+		Storage:     jetstream.MemoryStorage,
+		Replicas:    o.replicas(),
+	}
+}
+
+// EnsureSamples creates or updates the samples stream.
+func EnsureSamples(ctx context.Context, js jetstream.JetStream, o *Options) (jetstream.Stream, error) {
+	return ensureStream(ctx, js, SamplesConfig(o))
+}
+
+// EnsureResults creates or updates the results stream.
+func EnsureResults(ctx context.Context, js jetstream.JetStream, o *Options) (jetstream.Stream, error) {
+	return ensureStream(ctx, js, ResultsConfig(o))
+}
+
+// EnsureProducers creates or updates the producer registry bucket.
+func EnsureProducers(ctx context.Context, js jetstream.JetStream, o *Options) (jetstream.KeyValue, error) {
+	kv, err := js.CreateOrUpdateKeyValue(ctx, ProducersConfig(o))
+	if err != nil {
+		return nil, fmt.Errorf("%w: bucket %s: %v", ErrSetup, messages.ProducersBucket, err)
+	}
+	return kv, nil
+}
+
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	st, err := js.CreateOrUpdateStream(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: stream %s: %v", ErrSetup, cfg.Name, err)
+	}
+	return st, nil
+}
+
+// Headers of the contract.
+const (
+	// ContentType is the header naming a message's encoding.
+	ContentType = "Content-Type"
+	// MsgpackType is the Content-Type of sample batches.
+	MsgpackType = "application/msgpack"
+	// JSONType is the Content-Type of results.
+	JSONType = "application/json"
+)
