@@ -1,0 +1,10 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// commands lists the subcommands; each lives in a file named after it.
+func commands() []*cobra.Command {
+	return []*cobra.Command{
+		stepCmd(),
+	}
+}

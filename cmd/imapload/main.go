@@ -1,0 +1,25 @@
+// Command imapload measures how many IMAP operations per second a server
+// sustains before it stops keeping up. See README.md.
+//
+// Subcommands: demo (everything in one process), nats (an embedded NATS server
+// with JetStream), imapserver (the embedded test IMAP server), producer,
+// aggregator, reporter, step (publish one step command) and ramp (drive a run
+// step by step until the knee).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRoot().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "imapload:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "imapload",
+		Short:         "Find the rate at which an IMAP server stops keeping up",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return applyEnv(cmd.Flags())
+		},
+	}
+	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
+	root.AddCommand(commands()...)
+	return root
+}
+
+// applyEnv sets every flag the user did not give from IMAPLOAD_<FLAG> (upper
+// case, '-' as '_'), so containers can be configured by environment alone.
+func applyEnv(fs *pflag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Changed || err != nil {
+			return
+		}
+		name := "IMAPLOAD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s=%q: %w", name, v, e)
+			}
+		}
+	})
+	return err
+}
+
+// logger returns the process logger: text on stderr at --log-level.
+func logger(cmd *cobra.Command) *slog.Logger {
+	return newLogger(cmd.ErrOrStderr(), flagString(cmd, "log-level"))
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+func flagString(cmd *cobra.Command, name string) string {
+	v, _ := cmd.Flags().GetString(name)
+	return v
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/imapload/imapload/messages"
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+)
+
+func stepCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "step",
+		Short: "Publish one step command to the fleet and list the producers' answers",
+		Long: `Publishes a step command on imapload.step, the same JSON an operator sends with
+  nats pub imapload.step '{"run":"r1","step":1,"rate":1000,"duration":"30s"}'
+and prints each producer's accept/reject answer that arrives within --wait.`,
+		Example: `  imapload step --run r1 --step 1 --rate 1000 --duration 30s
+  imapload step --json '{"run":"r1","step":2,"rate":2000,"duration":"30s"}'`,
+		Args: cobra.NoArgs,
+		RunE: runStep,
+	}
+	addNATSFlags(cmd)
+	addStepFlags(cmd)
+	cmd.Flags().String("json", "", "the step command as JSON (instead of the flags)")
+	cmd.Flags().Duration("wait", time.Second, "how long to collect producers' answers (0: publish only)")
+	return cmd
+}
+
+func addStepFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.String("run", "", "run id (letters, digits, '-', '_')")
+	f.Int("step", 1, "step number, from 1")
+	f.Float64("rate", 0, "fleet-wide offered rate, IMAP commands per second")
+	f.Duration("duration", 30*time.Second, "measurement window of the step")
+	f.Duration("warmup", -1, "warm-up before the window (default: stagger + 1s, at most half the duration)")
+	f.Duration("stagger", -1, "window over which session starts are spread (default: min(2s, duration/4))")
+	f.Float64("producer-rate", 0, "per-producer rate override, commands/s")
+	f.Int("producers", 0, "divide the rate by this many producers instead of the live count")
+	f.String("mix", "", "workload weights, e.g. fetch=130,select=100,list=50,store=50,append=10,logout=20")
+	f.String("arrival", "", "constant (default) or poisson")
+}
+
+// stepFromFlags builds and validates a StepCommand from the step flags.
+func stepFromFlags(cmd *cobra.Command) (messages.StepCommand, error) {
+	f := cmd.Flags()
+	c := messages.StepCommand{Run: flagString(cmd, "run"), Arrival: flagString(cmd, "arrival")}
+	c.Step, _ = f.GetInt("step")
+	c.Rate, _ = f.GetFloat64("rate")
+	c.ProducerRate, _ = f.GetFloat64("producer-rate")
+	c.Producers, _ = f.GetInt("producers")
+	d, _ := f.GetDuration("duration")
+	c.Duration = messages.Duration(d)
+	for name, dst := range map[string]**messages.Duration{"warmup": &c.Warmup, "stagger": &c.Stagger} {
+		if v, _ := f.GetDuration(name); v >= 0 {
+			md := messages.Duration(v)
+			*dst = &md
+		}
+	}
+	mix, err := parseMix(flagString(cmd, "mix"))
+	if err != nil {
+		return c, err
+	}
+	c.Mix = mix
+	return c, c.Validate()
+}
+
+// parseMix reads "fetch=130,select=100" into weights; "" means no override.
+func parseMix(s string) (map[string]float64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	mix := map[string]float64{}
+	for _, part := range strings.Split(s, ",") {
+		name, w, ok := strings.Cut(strings.TrimSpace(part), "=")
+		v, err := strconv.ParseFloat(w, 64)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("--mix: %q: want name=weight", part)
+		}
+		mix[name] = v
+	}
+	return mix, messages.ValidateMix(mix)
+}
+
+func runStep(cmd *cobra.Command, _ []string) error {
+	body, err := stepBody(cmd)
+	if err != nil {
+		return err
+	}
+	nc, err := connectNATS(cmd, "imapload-step")
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	wait, _ := cmd.Flags().GetDuration("wait")
+	fmt.Fprintf(cmd.OutOrStdout(), "published %s %s\n", messages.StepSubject, body)
+	replies, err := broadcast(nc, body, wait)
+	if err != nil {
+		return err
+	}
+	return printReplies(cmd.OutOrStdout(), replies, wait)
+}
+
+func stepBody(cmd *cobra.Command) ([]byte, error) {
+	if js := flagString(cmd, "json"); js != "" {
+		if _, err := messages.ParseStepCommand([]byte(js)); err != nil {
+			return nil, err
+		}
+		return []byte(js), nil
+	}
+	c, err := stepFromFlags(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(c)
+}
+
+// broadcast publishes a step command with a reply subject and gathers every
+// answer that arrives within wait.
+func broadcast(nc *nats.Conn, body []byte, wait time.Duration) ([]messages.StepReply, error) {
+	if wait <= 0 {
+		if err := nc.Publish(messages.StepSubject, body); err != nil {
+			return nil, err
+		}
+		return nil, nc.Flush()
+	}
+	inbox := nc.NewRespInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	if err := nc.PublishRequest(messages.StepSubject, inbox, body); err != nil {
+		return nil, err
+	}
+	var replies []messages.StepReply
+	deadline := time.Now().Add(wait)
+	for {
+		m, err := sub.NextMsg(time.Until(deadline))
+		if err != nil {
+			return replies, nil // timeout: every answer in time is in
+		}
+		var r messages.StepReply
+		if json.Unmarshal(m.Data, &r) == nil {
+			replies = append(replies, r)
+		}
+	}
+}
+
+func printReplies(w io.Writer, replies []messages.StepReply, wait time.Duration) error {
+	if wait <= 0 {
+		return nil
+	}
+	accepted := 0
+	for _, r := range replies {
+		if r.Accepted {
+			accepted++
+			fmt.Fprintf(w, "  %-24s accepted: %.1f commands/s (1/%d of the fleet rate)\n", r.Producer, r.Rate, r.Producers)
+		} else {
+			fmt.Fprintf(w, "  %-24s REJECTED: %s\n", r.Producer, r.Error)
+		}
+	}
+	fmt.Fprintf(w, "%d producer(s) accepted, %d answered within %v\n", accepted, len(replies), wait)
+	if len(replies) > 0 && accepted == 0 {
+		return fmt.Errorf("every producer rejected the step")
+	}
+	return nil
+}

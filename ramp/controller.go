@@ -1,0 +1,225 @@
+package ramp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/messages"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Errors of the controller.
+var (
+	ErrNoProducers = errors.New("ramp: no producer accepted the step")
+	ErrNoResult    = errors.New("ramp: no step result in time")
+	ErrOptions     = errors.New("ramp: bad options")
+)
+
+// Options configure a Controller. Template carries what every step shares
+// (duration, warm-up, stagger, mix, arrival); Run, Step and Rate are set per step.
+type Options struct {
+	Template messages.StepCommand
+	Plan     Plan
+	// ReplyWait is how long producers' answers are collected (default 1s).
+	ReplyWait time.Duration
+	// ResultWait is how long past warm-up + duration a result may take
+	// (default 60s: the aggregator's own timeout plus margin).
+	ResultWait time.Duration
+	// OnStep is called after a step was published, with the answers.
+	OnStep func(cmd messages.StepCommand, replies []messages.StepReply)
+	// OnResult is called with each step's result.
+	OnResult func(messages.StepResult)
+	Bus      *bus.Options
+	Logger   *slog.Logger
+}
+
+// Controller runs a ramp against a deployed fleet. Create it with New.
+type Controller struct {
+	nc   *nats.Conn
+	opts Options
+	log  *slog.Logger
+}
+
+// New checks the options; it does no I/O.
+func New(nc *nats.Conn, opts *Options) (*Controller, error) {
+	if opts == nil {
+		return nil, fmt.Errorf("%w: options are required (run and plan)", ErrOptions)
+	}
+	o := *opts
+	probe := o.Template
+	probe.Step, probe.Rate = 1, 1
+	if err := probe.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	if o.Plan.Start <= 0 && len(o.Plan.Rates) == 0 {
+		return nil, fmt.Errorf("%w: a start rate or a list of rates is required", ErrOptions)
+	}
+	if o.ReplyWait <= 0 {
+		o.ReplyWait = time.Second
+	}
+	if o.ResultWait <= 0 {
+		o.ResultWait = time.Minute
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Controller{nc: nc, opts: o, log: log}, nil
+}
+
+// Run runs the plan to its end and returns the step results in order.
+func (c *Controller) Run(ctx context.Context) ([]messages.StepResult, error) {
+	js, err := jetstream.New(c.nc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := bus.EnsureResults(ctx, js, c.opts.Bus); err != nil {
+		return nil, err
+	}
+	results, stop, err := c.watchResults(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	var done []messages.StepResult
+	for {
+		rate, ok := c.opts.Plan.Next(done)
+		if !ok {
+			return done, nil
+		}
+		res, err := c.step(ctx, js, len(done)+1, rate, results)
+		if err != nil {
+			return done, err
+		}
+		done = append(done, res)
+	}
+}
+
+// step publishes one step command and waits for its result.
+func (c *Controller) step(ctx context.Context, js jetstream.JetStream, n int, rate float64, results <-chan messages.StepResult) (messages.StepResult, error) {
+	cmd := c.opts.Template
+	cmd.Step, cmd.Rate = n, rate
+	if cmd.Producers == 0 && cmd.ProducerRate == 0 {
+		cmd.Producers = c.liveProducers(ctx, js)
+	}
+	replies, err := c.publish(cmd)
+	if err != nil {
+		return messages.StepResult{}, err
+	}
+	if c.opts.OnStep != nil {
+		c.opts.OnStep(cmd, replies)
+	}
+	if accepted(replies) == 0 {
+		return messages.StepResult{}, fmt.Errorf("%w: run %s step %d (%d answers)", ErrNoProducers, cmd.Run, n, len(replies))
+	}
+	return c.awaitResult(ctx, cmd, results)
+}
+
+func accepted(replies []messages.StepReply) int {
+	n := 0
+	for _, r := range replies {
+		if r.Accepted {
+			n++
+		}
+	}
+	return n
+}
+
+// liveProducers counts registry entries; 0 (let producers decide) on error.
+func (c *Controller) liveProducers(ctx context.Context, js jetstream.JetStream) int {
+	kv, err := js.KeyValue(ctx, messages.ProducersBucket)
+	if err != nil {
+		return 0
+	}
+	keys, err := kv.Keys(ctx)
+	if err != nil {
+		return 0
+	}
+	return len(keys)
+}
+
+// publish sends cmd as a request and gathers every answer within ReplyWait.
+func (c *Controller) publish(cmd messages.StepCommand) ([]messages.StepReply, error) {
+	body, err := json.Marshal(cmd)
+	if err != nil {
+		return nil, err
+	}
+	inbox := c.nc.NewRespInbox()
+	sub, err := c.nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	if err := c.nc.PublishRequest(messages.StepSubject, inbox, body); err != nil {
+		return nil, err
+	}
+	var replies []messages.StepReply
+	deadline := time.Now().Add(c.opts.ReplyWait)
+	for {
+		m, err := sub.NextMsg(time.Until(deadline))
+		if err != nil {
+			return replies, nil
+		}
+		var r messages.StepReply
+		if json.Unmarshal(m.Data, &r) == nil {
+			replies = append(replies, r)
+		}
+	}
+}
+
+func (c *Controller) awaitResult(ctx context.Context, cmd messages.StepCommand, results <-chan messages.StepResult) (messages.StepResult, error) {
+	wait := cmd.WarmupOrDefault() + cmd.Duration.D() + c.opts.ResultWait
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return messages.StepResult{}, ctx.Err()
+		case <-timer.C:
+			return messages.StepResult{}, fmt.Errorf("%w: run %s step %d after %v", ErrNoResult, cmd.Run, cmd.Step, wait)
+		case r := <-results:
+			if r.Step != cmd.Step {
+				continue
+			}
+			if c.opts.OnResult != nil {
+				c.opts.OnResult(r)
+			}
+			return r, nil
+		}
+	}
+}
+
+// watchResults delivers the run's step results published from now on.
+func (c *Controller) watchResults(ctx context.Context, js jetstream.JetStream) (<-chan messages.StepResult, func(), error) {
+	oc, err := js.OrderedConsumer(ctx, messages.ResultsStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{messages.ResultsSubject(c.opts.Template.Run)},
+		DeliverPolicy:  jetstream.DeliverNewPolicy,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("ramp: watch results: %w", err)
+	}
+	out := make(chan messages.StepResult, 64)
+	cc, err := oc.Consume(func(m jetstream.Msg) {
+		var r messages.StepResult
+		if err := json.Unmarshal(m.Data(), &r); err != nil || r.Kind != messages.KindStepResult {
+			return
+		}
+		select {
+		case out <- r:
+		default:
+			c.log.Warn("ramp: result dropped, controller not keeping up", "step", r.Step)
+		}
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("ramp: watch results: %w", err)
+	}
+	stop := func() { cc.Stop(); <-cc.Closed() }
+	return out, stop, nil
+}
