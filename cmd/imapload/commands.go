@@ -5,6 +5,8 @@ import "github.com/spf13/cobra"
 // commands lists the subcommands; each lives in a file named after it.
 func commands() []*cobra.Command {
 	return []*cobra.Command{
+		natsCmd(),
+		imapserverCmd(),
 		stepCmd(),
 	}
 }

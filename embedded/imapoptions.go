@@ -1,0 +1,152 @@
+package embedded
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"time"
+)
+
+// IMAPOptions configures StartIMAP. A nil *IMAPOptions, and every zero
+// field, means the default. Every knob that degrades the server is off by
+// default.
+type IMAPOptions struct {
+	// Addr is the listen address. Default "127.0.0.1:0" (a random port).
+	Addr string
+
+	// Users is the number of seeded accounts, numbered from 1. Default 10.
+	Users int
+	// UserFormat names account i with fmt.Sprintf(UserFormat, i); it must
+	// hold one integer verb ("user%d", "lt%04d"). Default "user%d".
+	UserFormat string
+	// Password is every seeded account's password. Default "secret".
+	Password string
+	// SeedMessages is the number of small RFC 5322 messages put in each
+	// INBOX at start. Default 5; negative means none.
+	SeedMessages int
+	// MaxMessages bounds every mailbox: an APPEND that would exceed it first
+	// expunges the oldest messages, quietly. Default 1000; negative means
+	// unbounded.
+	MaxMessages int
+
+	// Workers is the number of command slots. Every command waits for a
+	// free slot and holds it for ServiceTime before it runs, so the server
+	// serves at most Workers/ServiceTime commands per second and queues the
+	// rest without bound. 0 means no pool: each command just waits
+	// ServiceTime.
+	Workers int
+	// ServiceTime is how long a command holds its slot (a timer wait, not CPU
+	// work). 0 means none.
+	ServiceTime time.Duration
+
+	// SlowFraction is the fraction of accounts, in [0, 1], whose mailbox
+	// commands pay SlowDelay. The choice is a stable FNV hash of the name;
+	// see IMAP.IsSlow.
+	SlowFraction float64
+	// SlowDelay is the extra latency of each mailbox command (every command
+	// after LOGIN but LOGOUT, CAPABILITY and ENABLE) of a slow account.
+	SlowDelay time.Duration
+
+	// BcryptCost, when > 0, stores passwords as bcrypt hashes of this cost
+	// (at most 31; 1–3 mean bcrypt's minimum, 4) and makes LOGIN check them,
+	// with a login cache. Each step doubles the cost; 10 takes tens of
+	// milliseconds. 0 means a plain, fast comparison.
+	BcryptCost int
+	// LoginCacheTTL is how long a successful login spares the next LOGIN of
+	// that account with the same password a bcrypt comparison. Default 1 min.
+	LoginCacheTTL time.Duration
+
+	// TLS serves implicit TLS (IMAPS) with a self-signed ECDSA P-256
+	// certificate made at start; clients use IMAP.TLSConfig.
+	TLS bool
+
+	// DropFraction is the fraction, in [0, 1], of accepted connections closed
+	// abruptly: right after the greeting or when one of the next three
+	// commands arrives, chosen at random.
+	DropFraction float64
+	// NoFraction is the fraction, in [0, 1], of mailbox operations (all but
+	// LOGIN, LOGOUT, NOOP, IDLE and CAPABILITY) answered
+	// "NO [SERVERBUG] injected fault".
+	NoFraction float64
+	// Seed seeds the fault-injection random source: runs with the same Seed
+	// and the same arrival order inject the same faults. Default 0.
+	Seed uint64
+
+	// OnConnect, if set, is called synchronously for every accepted
+	// connection. It must be cheap.
+	OnConnect func(remote net.Addr, at time.Time)
+	// OnLogin, if set, is called synchronously after every successful
+	// LOGIN. It must be cheap.
+	OnLogin func(user string, remote net.Addr, at time.Time)
+	// Logf receives go-imap's server log (connection errors). Default:
+	// discarded.
+	Logf func(format string, args ...any)
+}
+
+const (
+	defaultUsers         = 10
+	defaultUserFormat    = "user%d"
+	defaultPassword      = "secret"
+	defaultSeedMessages  = 5
+	defaultMaxMessages   = 1000
+	defaultLoginCacheTTL = time.Minute
+)
+
+// withDefaults returns a copy with every zero field set to its default.
+func (o *IMAPOptions) withDefaults() IMAPOptions {
+	var c IMAPOptions
+	if o != nil {
+		c = *o
+	}
+	c.Addr = orDefault(c.Addr, "127.0.0.1:0")
+	c.UserFormat = orDefault(c.UserFormat, defaultUserFormat)
+	c.Password = orDefault(c.Password, defaultPassword)
+	if c.Users == 0 {
+		c.Users = defaultUsers
+	}
+	if c.SeedMessages == 0 {
+		c.SeedMessages = defaultSeedMessages
+	}
+	if c.MaxMessages == 0 {
+		c.MaxMessages = defaultMaxMessages
+	}
+	if c.LoginCacheTTL == 0 {
+		c.LoginCacheTTL = defaultLoginCacheTTL
+	}
+	return c
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// numbersNames reports whether format gives distinct, error-free names
+// for distinct account numbers ("user%d", "lt%04d@example.org").
+func numbersNames(format string) bool {
+	one, two := fmt.Sprintf(format, 1), fmt.Sprintf(format, 2)
+	return one != two && !strings.Contains(one, "%!")
+}
+
+// validate reports the first out-of-range option.
+func (o *IMAPOptions) validate() error {
+	switch {
+	case o.Users < 0:
+		return fmt.Errorf("%w: Users = %d", ErrBadOption, o.Users)
+	case !numbersNames(o.UserFormat):
+		return fmt.Errorf("%w: UserFormat %q must turn a number into a distinct name", ErrBadOption, o.UserFormat)
+	case o.Workers < 0 || o.ServiceTime < 0 || o.SlowDelay < 0 || o.LoginCacheTTL < 0:
+		return fmt.Errorf("%w: negative Workers, ServiceTime, SlowDelay or LoginCacheTTL", ErrBadOption)
+	case o.BcryptCost < 0 || o.BcryptCost > 31:
+		return fmt.Errorf("%w: BcryptCost = %d, want 0–31", ErrBadOption, o.BcryptCost)
+	}
+	for name, f := range map[string]float64{"SlowFraction": o.SlowFraction,
+		"DropFraction": o.DropFraction, "NoFraction": o.NoFraction} {
+		if !(f >= 0 && f <= 1) {
+			return fmt.Errorf("%w: %s = %v, want [0, 1]", ErrBadOption, name, f)
+		}
+	}
+	return nil
+}

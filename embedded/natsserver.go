@@ -1,0 +1,173 @@
+package embedded
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// NATSOptions configures StartNATS. A nil *NATSOptions is invalid because
+// StoreDir is required; every other zero field means its default.
+type NATSOptions struct {
+	// Name is the server name. Default "imapload".
+	Name string
+	// Host is the listen address. Default "127.0.0.1".
+	Host string
+	// Port is the client port. 0 (the default) picks a random free port,
+	// like -1 does for nats-server.
+	Port int
+	// StoreDir is the JetStream storage directory. Required: an empty value
+	// returns ErrNoStoreDir rather than sharing $TMPDIR/jetstream with every
+	// other process. Tests pass t.TempDir().
+	StoreDir string
+	// JetStreamMaxMemory caps memory-backed streams, in bytes. Default 256 MiB.
+	JetStreamMaxMemory int64
+	// JetStreamMaxStore caps file-backed streams, in bytes. Default 2 GiB.
+	JetStreamMaxStore int64
+	// MaxPayload is the largest message the server accepts, in bytes.
+	// Default 1 MiB, the outer bound on every decoded batch.
+	MaxPayload int32
+	// DontListen serves in-process clients only: no TCP port is opened and
+	// Connect uses nats.InProcessServer.
+	DontListen bool
+	// User and Password, when User is set, require this user/password pair
+	// from every client. Connect supplies them; ClientURL never contains them.
+	User, Password string
+	// Logf receives the server log. Default: no logging.
+	Logf func(format string, args ...any)
+	// Debug turns on debug logging (to Logf, or to stderr without Logf).
+	Debug bool
+	// ReadyTimeout bounds the wait for the server to accept connections.
+	// Default 5 s.
+	ReadyTimeout time.Duration
+}
+
+// NATS is a running in-process nats-server with JetStream.
+type NATS struct {
+	ns   *server.Server
+	opts NATSOptions
+	once sync.Once
+}
+
+// StartNATS starts nats-server with JetStream and returns once it accepts
+// connections (this does I/O). Call Shutdown when done.
+func StartNATS(opts *NATSOptions) (*NATS, error) {
+	if opts == nil || opts.StoreDir == "" {
+		return nil, ErrNoStoreDir
+	}
+	o := opts.withDefaults()
+	ns, err := server.NewServer(o.serverOptions())
+	if err != nil {
+		return nil, fmt.Errorf("embedded: new NATS server: %w", err)
+	}
+	o.configureLogger(ns)
+	ns.Start()
+	if !ns.ReadyForConnections(o.ReadyTimeout) {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return nil, fmt.Errorf("%w: NATS after %v", ErrNotReady, o.ReadyTimeout)
+	}
+	return &NATS{ns: ns, opts: o}, nil
+}
+
+func (o NATSOptions) withDefaults() NATSOptions {
+	if o.Name == "" {
+		o.Name = "imapload"
+	}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if o.Port == 0 {
+		o.Port = server.RANDOM_PORT
+	}
+	if o.JetStreamMaxMemory == 0 {
+		o.JetStreamMaxMemory = 256 << 20
+	}
+	if o.JetStreamMaxStore == 0 {
+		o.JetStreamMaxStore = 2 << 30
+	}
+	if o.MaxPayload == 0 {
+		o.MaxPayload = 1 << 20
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 5 * time.Second
+	}
+	return o
+}
+
+func (o NATSOptions) serverOptions() *server.Options {
+	return &server.Options{
+		ServerName:         o.Name,
+		Host:               o.Host,
+		Port:               o.Port,
+		DontListen:         o.DontListen,
+		JetStream:          true,
+		StoreDir:           o.StoreDir,
+		JetStreamMaxMemory: o.JetStreamMaxMemory,
+		JetStreamMaxStore:  o.JetStreamMaxStore,
+		MaxPayload:         o.MaxPayload,
+		Username:           o.User,
+		Password:           o.Password,
+		NoSigs:             true,
+		NoLog:              o.Logf == nil && !o.Debug,
+		Debug:              o.Debug,
+	}
+}
+
+// configureLogger routes the server log to Logf, or to stderr when only
+// Debug is set; by default the server logs nothing.
+func (o NATSOptions) configureLogger(ns *server.Server) {
+	switch {
+	case o.Logf != nil:
+		ns.SetLogger(natsLogger(o.Logf), o.Debug, false)
+	case o.Debug:
+		ns.ConfigureLogger()
+	}
+}
+
+// ClientURL returns the nats:// URL clients connect to. It never contains
+// credentials. With DontListen nothing listens there: use Connect.
+func (n *NATS) ClientURL() string { return n.ns.ClientURL() }
+
+// Server returns the underlying nats-server.
+func (n *NATS) Server() *server.Server { return n.ns }
+
+// Connect opens a nats.go connection to this server, supplying the
+// configured credentials and, with DontListen, the in-process pipe. Options
+// in opts are applied last and win.
+func (n *NATS) Connect(opts ...nats.Option) (*nats.Conn, error) {
+	var base []nats.Option
+	if n.opts.User != "" {
+		base = append(base, nats.UserInfo(n.opts.User, n.opts.Password))
+	}
+	if n.opts.DontListen {
+		base = append(base, nats.InProcessServer(n.ns))
+	}
+	nc, err := nats.Connect(n.ns.ClientURL(), append(base, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: connect to NATS: %w", err)
+	}
+	return nc, nil
+}
+
+// Shutdown stops the server and waits until it has stopped. Calling it
+// again does nothing.
+func (n *NATS) Shutdown() {
+	n.once.Do(func() {
+		n.ns.Shutdown()
+		n.ns.WaitForShutdown()
+	})
+}
+
+// natsLogger adapts a printf-style function to server.Logger.
+type natsLogger func(format string, args ...any)
+
+func (l natsLogger) Noticef(format string, v ...any) { l("[INF] "+format, v...) }
+func (l natsLogger) Warnf(format string, v ...any)   { l("[WRN] "+format, v...) }
+func (l natsLogger) Fatalf(format string, v ...any)  { l("[FTL] "+format, v...) }
+func (l natsLogger) Errorf(format string, v ...any)  { l("[ERR] "+format, v...) }
+func (l natsLogger) Debugf(format string, v ...any)  { l("[DBG] "+format, v...) }
+func (l natsLogger) Tracef(format string, v ...any)  { l("[TRC] "+format, v...) }
