@@ -158,6 +158,11 @@ func DecodeBatch(data []byte) (b *SampleBatch, err error) {
 	if len(data) > MaxBatchBytes {
 		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidBatch, len(data), MaxBatchBytes)
 	}
+	if rest, err := checkWire(data, 0); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidBatch, err)
+	} else if len(rest) != 0 {
+		return nil, fmt.Errorf("%w: %d bytes of trailing data", ErrInvalidBatch, len(rest))
+	}
 	defer func() { // the decoder is not ours; a panic in it must not stop the aggregator
 		if r := recover(); r != nil {
 			b, err = nil, fmt.Errorf("%w: decoder panic: %v", ErrInvalidBatch, r)
@@ -193,6 +198,9 @@ func (b *SampleBatch) Validate() error {
 	}
 	if b.Completed > b.Scheduled {
 		bad("completed %d > scheduled %d", b.Completed, b.Scheduled)
+	}
+	if wrapped(b.Seq, b.Scheduled, b.Completed) {
+		bad("seq %d, scheduled %d, completed %d: out of range", b.Seq, b.Scheduled, b.Completed)
 	}
 	if b.To < b.From {
 		bad("window: to %d < from %d", b.To, b.From)
@@ -232,9 +240,15 @@ func (h *Health) validate(bad func(string, ...any)) {
 	if !finiteIn(h.CPU, 0, 1e4) {
 		bad("health: cpu %v cores out of range", h.CPU)
 	}
+	if wrapped(h.LagP99, h.LagMax, h.Dropped, h.Lost) || h.Sessions > math.MaxInt32 {
+		bad("health: lag %d/%d µs, dropped %d, lost %d, sessions %d out of range", h.LagP99, h.LagMax, h.Dropped, h.Lost, h.Sessions)
+	}
 }
 
 func (p *PhaseStats) validate(bad func(string, ...any)) {
+	if wrapped(p.Attempted, p.Succeeded, p.Dropped, p.Response.Count, p.Service.Count, p.TLS.Count) {
+		bad("phase %s: attempted %d, succeeded %d, dropped %d or a sample count out of range", p.Phase, p.Attempted, p.Succeeded, p.Dropped)
+	}
 	if p.Succeeded > p.Attempted {
 		bad("phase %s: succeeded %d > attempted %d", p.Phase, p.Succeeded, p.Attempted)
 	}
@@ -242,6 +256,9 @@ func (p *PhaseStats) validate(bad func(string, ...any)) {
 	for _, e := range p.Errors {
 		if e.Kind == "" || len(e.Kind) > MaxKindBytes || len(e.Example) > MaxExampleBytes {
 			bad("phase %s: error kind %.40q: empty or too long", p.Phase, e.Kind)
+		}
+		if wrapped(e.Count) {
+			bad("phase %s: error kind %.40q: count %d out of range", p.Phase, e.Kind, e.Count)
 		}
 		if failed+e.Count < failed {
 			bad("phase %s: error counts overflow", p.Phase)
@@ -263,6 +280,19 @@ func (p *PhaseStats) validate(bad func(string, ...any)) {
 	if p.Response.Count > p.Succeeded || p.Service.Count > p.Succeeded {
 		bad("phase %s: more latencies (%d) than successes (%d)", p.Phase, p.Response.Count, p.Succeeded)
 	}
+}
+
+// wrapped reports a count of 2⁶³ or more. No producer counts that far, but
+// msgpack decodes a negative number into an unsigned field without error, as
+// 2⁶⁴ minus its magnitude (and truncates into a uint32, hence the smaller cap
+// on Health.Sessions).
+func wrapped(counts ...uint64) bool {
+	for _, c := range counts {
+		if c > math.MaxInt64 {
+			return true
+		}
+	}
+	return false
 }
 
 func finiteIn(v, lo, hi float64) bool {

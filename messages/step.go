@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"time"
@@ -75,7 +76,8 @@ func ParseStepCommand(b []byte) (StepCommand, error) {
 	if err := dec.Decode(&c); err != nil {
 		return c, fmt.Errorf("%w: malformed JSON: %v", ErrInvalidStep, err)
 	}
-	if dec.More() {
+	// Token, not More: More reports false before a stray '}' or ']'.
+	if _, err := dec.Token(); err != io.EOF {
 		return c, fmt.Errorf("%w: trailing data after the JSON object", ErrInvalidStep)
 	}
 	return c, c.Validate()

@@ -1,0 +1,144 @@
+package messages_test
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/imapload/imapload/messages"
+)
+
+// Every decoder of untrusted input is fuzzed. Seeds come from f.Add below and
+// from testdata/fuzz/<FuzzName>/, which also keeps inputs that once found a
+// bug; `go test` runs all of them as plain tests.
+
+func FuzzDecodeBatch(f *testing.F) {
+	small, err := messages.EncodeBatch(batchOf(f, 4))
+	if err != nil {
+		f.Fatal(err)
+	}
+	batch0, err := messages.EncodeBatch(&messages.SampleBatch{Run: "r1", Step: 1, Producer: "p1"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range [][]byte{
+		small, small[:len(small)/2], batch0, marshal(f, rawBatch(f)),
+		hostilePhases, hostileLatencies, hostileSketch, hostileString,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := messages.DecodeBatch(data)
+		if err != nil {
+			if b != nil || !errors.Is(err, messages.ErrInvalidBatch) {
+				t.Fatalf("DecodeBatch() = %v, %v; want nil, ErrInvalidBatch", b, err)
+			}
+			if strings.Contains(err.Error(), "decoder panic") {
+				t.Fatalf("DecodeBatch() recovered a panic: %v", err)
+			}
+			return
+		}
+		again, err := messages.EncodeBatch(b)
+		if err != nil {
+			t.Fatalf("EncodeBatch(DecodeBatch()) error = %v", err)
+		}
+		back, err := messages.DecodeBatch(again)
+		if err != nil {
+			t.Fatalf("DecodeBatch(EncodeBatch(DecodeBatch())) error = %v", err)
+		}
+		if d := diffBatch(back, b); d != "" {
+			t.Fatalf("re-encoded batch differs: %s", d)
+		}
+	})
+}
+
+func FuzzParseStepCommand(f *testing.F) {
+	for _, seed := range []string{
+		exampleStep,
+		step(`"warmup":"5s","stagger":"1s","producer_rate":50,"producers":3,"mix":{"fetch":1,"store":0},"arrival":"poisson"`),
+		step(`"mix":{"dial":1,"nope":-1}`),
+		`{"run":"a b","step":0,"rate":-1,"duration":"48h","warmup":"-1s"}`,
+		exampleStep + `}`,
+		`{"duration":30}`,
+		`null`,
+		``,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := messages.ParseStepCommand(data)
+		if err != nil {
+			if !errors.Is(err, messages.ErrInvalidStep) {
+				t.Fatalf("ParseStepCommand() error = %v, want errors.Is ErrInvalidStep", err)
+			}
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("ParseStepCommand() accepted %+v, but Validate() = %v", c, err)
+		}
+		if c.ShareFor(3) <= 0 || c.StaggerOrDefault() < 0 || c.WarmupOrDefault() < 0 {
+			t.Fatalf("accepted %+v: ShareFor(3) = %v, stagger %v, warmup %v", c, c.ShareFor(3), c.StaggerOrDefault(), c.WarmupOrDefault())
+		}
+		out, err := json.Marshal(c)
+		if err != nil {
+			t.Fatalf("json.Marshal(%+v) error = %v", c, err)
+		}
+		back, err := messages.ParseStepCommand(out)
+		if err != nil || !reflect.DeepEqual(back, c) {
+			t.Fatalf("ParseStepCommand(json.Marshal(c)) = %+v, %v; want %+v", back, err, c)
+		}
+	})
+}
+
+func FuzzDecodeSketch(f *testing.F) {
+	for _, seed := range [][]byte{
+		messages.EncodeSketch(nil, sketchOfValues(f, 0, 1, 10, 100, 1000, 1e6)),
+		messages.EncodeSketch(nil, sketchOfValues(f, -5, 3)),
+		rawStore(3, bin{100, 1}, bin{1, 2.5}, bin{7, 1}),
+		rawZeroCount(7),
+		hostileBinCount(),
+		hostileJumps(),
+		rawStore(4, bin{1, 1}, bin{0, -1}, bin{1, 1}, bin{0, -1}),
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := messages.DecodeSketch(data)
+		if err != nil {
+			if s != nil || !errors.Is(err, messages.ErrInvalidSketch) {
+				t.Fatalf("DecodeSketch() = %v, %v; want nil, ErrInvalidSketch", s, err)
+			}
+			if strings.Contains(err.Error(), "decoder panic") {
+				t.Fatalf("DecodeSketch() recovered a panic: %v", err)
+			}
+			return
+		}
+		n := s.GetCount()
+		if !(n >= 0) || math.IsInf(n, 0) {
+			t.Fatalf("DecodeSketch() count = %v, want finite ≥ 0", n)
+		}
+		back, err := messages.DecodeSketch(messages.EncodeSketch(nil, s))
+		if err != nil {
+			t.Fatalf("DecodeSketch(EncodeSketch(DecodeSketch())) error = %v", err)
+		}
+		if back.GetCount() != n {
+			t.Fatalf("re-encoded sketch count = %v, want %v", back.GetCount(), n)
+		}
+		if n == 0 {
+			return
+		}
+		for _, q := range []float64{0, 0.5, 0.99, 1} {
+			want, err1 := s.GetValueAtQuantile(q)
+			got, err2 := back.GetValueAtQuantile(q)
+			if got != want || err1 != nil || err2 != nil {
+				t.Fatalf("re-encoded q%v = %v, %v; want %v, %v", q, got, err2, want, err1)
+			}
+			if got < 0 || got > 1.01e12 {
+				t.Fatalf("q%v = %v µs, out of the latency range", q, got)
+			}
+		}
+	})
+}

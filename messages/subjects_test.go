@@ -1,0 +1,212 @@
+package messages_test
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/imapload/imapload/messages"
+)
+
+// Subjects, ids and phase names are typed by operators and matched by NATS:
+// these tests pin them.
+
+func TestSubjects(t *testing.T) {
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{name: "SamplesSubject", got: messages.SamplesSubject("r1", 3, "p-1"), want: "imapload.samples.r1.3.p-1"},
+		{name: "SamplesSubject large step", got: messages.SamplesSubject("run_2", 1000000, "host7"), want: "imapload.samples.run_2.1000000.host7"},
+		{name: "StepSamplesFilter", got: messages.StepSamplesFilter("r1", 3), want: "imapload.samples.r1.3.>"},
+		{name: "RunSamplesFilter", got: messages.RunSamplesFilter("r1"), want: "imapload.samples.r1.>"},
+		{name: "ResultsSubject", got: messages.ResultsSubject("r1"), want: "imapload.results.r1"},
+		{name: "BatchMsgID", got: messages.BatchMsgID("r1", 3, "p-1", 7), want: "r1-3-p-1-7"},
+		{name: "BatchMsgID batch 0", got: messages.BatchMsgID("r1", 1, "p1", 0), want: "r1-1-p1-0"},
+		{name: "BatchMsgID large seq", got: messages.BatchMsgID("r1", 1, "p1", 1<<63), want: "r1-1-p1-9223372036854775808"},
+		{name: "ProducerKey", got: messages.ProducerKey("p-1"), want: "p-1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("%s = %q, want %q", tt.name, tt.got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSubjectsNest checks that the filters match what they should by NATS
+// token rules: a subject is under a filter ending in ">" when it extends the
+// filter's prefix by at least one token.
+func TestSubjectsNest(t *testing.T) {
+	under := func(subject, filter string) bool {
+		prefix, ok := strings.CutSuffix(filter, ">")
+		return ok && strings.HasPrefix(subject, prefix) && len(subject) > len(prefix)
+	}
+	s := messages.SamplesSubject("r1", 3, "p1")
+	for _, f := range []string{messages.StepSamplesFilter("r1", 3), messages.RunSamplesFilter("r1"), messages.SamplesSubjects} {
+		if !under(s, f) {
+			t.Errorf("%q is not under %q", s, f)
+		}
+	}
+	for _, f := range []string{messages.StepSamplesFilter("r1", 31), messages.StepSamplesFilter("r", 3), messages.RunSamplesFilter("r")} {
+		if under(s, f) {
+			t.Errorf("%q is under %q, want not", s, f)
+		}
+	}
+	if r := messages.ResultsSubject("r1"); !under(r, messages.ResultsSubjects) {
+		t.Errorf("%q is not under %q", r, messages.ResultsSubjects)
+	}
+	if got := strings.Count(s, "."); got != 4 {
+		t.Errorf("SamplesSubject() = %q has %d dots, want 4 (one token per part)", s, got)
+	}
+}
+
+func TestValidName(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		wantErr string
+	}{
+		{name: "simple", in: "r1"},
+		{name: "one character", in: "x"},
+		{name: "every allowed class", in: "Run_2024-06-01"},
+		{name: "64 characters", in: strings.Repeat("a", 64)},
+		{name: "all digits", in: "20240601"},
+		{name: "empty", in: "", wantErr: "empty"},
+		{name: "65 characters", in: strings.Repeat("a", 65), wantErr: "65 characters, at most 64"},
+		{name: "dot splits a subject", in: "r.1", wantErr: `has '.'`},
+		{name: "space", in: "r 1", wantErr: `has ' '`},
+		{name: "star wildcard", in: "*", wantErr: `has '*'`},
+		{name: "tail wildcard", in: "r>", wantErr: `has '>'`},
+		{name: "tab", in: "r\t1", wantErr: `has '\t'`},
+		{name: "NUL", in: "r\x00", wantErr: `has '\x00'`},
+		{name: "non-ASCII", in: "läuft", wantErr: "has"},
+		{name: "slash", in: "a/b", wantErr: `has '/'`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := messages.ValidName(tt.in)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Errorf("ValidName(%q) = %v, want nil", tt.in, err)
+				}
+				return
+			}
+			if !errors.Is(err, messages.ErrInvalidName) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ValidName(%q) = %v, want ErrInvalidName mentioning %q", tt.in, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestPhaseNames(t *testing.T) {
+	want := []string{"dial", "login", "list", "select", "fetch", "store", "append", "logout"}
+	ps := messages.Phases()
+	if len(ps) != messages.NumPhases || len(ps) != len(want) {
+		t.Fatalf("Phases() has %d phases, NumPhases = %d, want %d", len(ps), messages.NumPhases, len(want))
+	}
+	for i, p := range ps {
+		if int(p) != i || p.String() != want[i] || !p.Valid() {
+			t.Errorf("Phases()[%d] = %d %q (valid %v), want %d %q", i, p, p, p.Valid(), i, want[i])
+		}
+	}
+	consts := []messages.Phase{messages.Dial, messages.Login, messages.List, messages.Select,
+		messages.Fetch, messages.Store, messages.Append, messages.Logout}
+	if !slices.Equal(ps, consts) {
+		t.Errorf("Phases() = %v, want the constants in session order %v", ps, consts)
+	}
+	if bad := messages.Phase(messages.NumPhases); bad.Valid() || bad.String() != "phase(8)" {
+		t.Errorf("Phase(8) valid %v, String() = %q; want invalid \"phase(8)\"", bad.Valid(), bad)
+	}
+}
+
+func TestParsePhase(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    messages.Phase
+		wantErr error
+	}{
+		{name: "dial", in: "dial", want: messages.Dial},
+		{name: "login", in: "login", want: messages.Login},
+		{name: "fetch", in: "fetch", want: messages.Fetch},
+		{name: "logout", in: "logout", want: messages.Logout},
+		{name: "empty", in: "", wantErr: messages.ErrUnknownPhase},
+		{name: "upper case", in: "LOGIN", wantErr: messages.ErrUnknownPhase},
+		{name: "unknown", in: "idle", wantErr: messages.ErrUnknownPhase},
+		{name: "padded", in: " fetch", wantErr: messages.ErrUnknownPhase},
+		{name: "formatted invalid phase", in: "phase(8)", wantErr: messages.ErrUnknownPhase},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := messages.ParsePhase(tt.in)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && got != tt.want) {
+				t.Errorf("ParsePhase(%q) = %v, %v; want %v, %v", tt.in, got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+	for _, p := range messages.Phases() {
+		if got, err := messages.ParsePhase(p.String()); got != p || err != nil {
+			t.Errorf("ParsePhase(%q) = %v, %v; want %v", p, got, err, p)
+		}
+	}
+}
+
+func TestPhaseScheduled(t *testing.T) {
+	tests := []struct {
+		phase messages.Phase
+		want  bool
+	}{
+		{messages.Dial, false}, {messages.Login, false},
+		{messages.List, true}, {messages.Select, true}, {messages.Fetch, true},
+		{messages.Store, true}, {messages.Append, true}, {messages.Logout, true},
+		{messages.Phase(messages.NumPhases), false}, {messages.Phase(255), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.phase.String(), func(t *testing.T) {
+			if got := tt.phase.Scheduled(); got != tt.want {
+				t.Errorf("%v.Scheduled() = %v, want %v", tt.phase, got, tt.want)
+			}
+		})
+	}
+	// The default mix names exactly the scheduled phases.
+	for _, p := range messages.Phases() {
+		if _, ok := messages.DefaultMix()[p.String()]; ok != p.Scheduled() {
+			t.Errorf("DefaultMix() has %q: %v, but %v.Scheduled() = %v", p, ok, p, p.Scheduled())
+		}
+	}
+}
+
+func TestPhaseJSON(t *testing.T) {
+	type doc struct {
+		Phase  messages.Phase         `json:"phase"`
+		Counts map[messages.Phase]int `json:"counts"`
+	}
+	in := doc{Phase: messages.Select, Counts: map[messages.Phase]int{messages.Fetch: 2, messages.Dial: 1}}
+	out, err := json.Marshal(in)
+	if err != nil {
+		t.Fatalf("json.Marshal(%+v) error = %v", in, err)
+	}
+	if want := `{"phase":"select","counts":{"dial":1,"fetch":2}}`; string(out) != want {
+		t.Errorf("json.Marshal() = %s, want %s", out, want)
+	}
+	var back doc
+	if err := json.Unmarshal(out, &back); err != nil || back.Phase != in.Phase || len(back.Counts) != 2 || back.Counts[messages.Fetch] != 2 {
+		t.Errorf("json.Unmarshal(%s) = %+v, %v; want %+v", out, back, err, in)
+	}
+
+	if _, err := json.Marshal(messages.Phase(9)); !errors.Is(err, messages.ErrUnknownPhase) {
+		t.Errorf("json.Marshal(Phase(9)) error = %v, want ErrUnknownPhase", err)
+	}
+	var p messages.Phase
+	if err := json.Unmarshal([]byte(`"idle"`), &p); !errors.Is(err, messages.ErrUnknownPhase) {
+		t.Errorf("json.Unmarshal(\"idle\") error = %v, want ErrUnknownPhase", err)
+	}
+	if err := json.Unmarshal([]byte(`4`), &p); err == nil {
+		t.Errorf("json.Unmarshal(4) = %v, want an error: phases are names", p)
+	}
+}

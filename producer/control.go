@@ -1,0 +1,121 @@
+package producer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/imapload/imapload/messages"
+)
+
+// stepReply is the answer to the step last accepted, for repeats of it.
+type stepReply struct {
+	run   string
+	step  int
+	reply messages.StepReply
+}
+
+// control handles step commands, one at a time, until ctx ends.
+func (p *Producer) control(ctx context.Context, msgs <-chan *nats.Msg) {
+	for {
+		var stepDone <-chan struct{}
+		if p.cur != nil {
+			stepDone = p.cur.done
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-msgs:
+			p.onStep(ctx, m)
+		case <-stepDone:
+			p.cur = nil
+			p.reg.setStep("", 0)
+			p.log.Info("producer: step done", "run", p.last.run, "step", p.last.step)
+		}
+	}
+}
+
+// onStep answers one step command and starts it if it is valid and new. A
+// repeat of the step running or last run is acknowledged again and not
+// restarted; a new step preempts the running one.
+func (p *Producer) onStep(ctx context.Context, m *nats.Msg) {
+	cmd, err := messages.ParseStepCommand(m.Data)
+	if err != nil {
+		p.refuse(m, cmd, err)
+		return
+	}
+	if p.last.run == cmd.Run && p.last.step == cmd.Step {
+		p.respond(m, p.last.reply)
+		return
+	}
+	info, err := p.share(ctx, cmd)
+	if err != nil {
+		p.refuse(m, cmd, err)
+		return
+	}
+	r := messages.StepReply{Producer: p.cfg.ID, Run: cmd.Run, Step: cmd.Step, Accepted: true,
+		Rate: info.Rate, Producers: info.Producers}
+	p.respond(m, r)
+	p.stopStep()
+	p.cur = p.startStep(cmd, info)
+	p.last = stepReply{run: cmd.Run, step: cmd.Step, reply: r}
+	p.reg.setStep(cmd.Run, cmd.Step)
+	p.log.Info("producer: step started", "run", cmd.Run, "step", cmd.Step, "rate", info.Rate,
+		"producers", info.Producers, "warmup", time.Duration(info.Warmup), "duration", time.Duration(info.Duration))
+}
+
+// share is the step as this producer runs it: its part of the rate, see
+// messages.StepCommand.ShareFor. The live producers are counted only when the
+// rate is divided by them.
+func (p *Producer) share(ctx context.Context, cmd messages.StepCommand) (messages.StepInfo, error) {
+	n := cmd.Producers
+	if n == 0 {
+		live, err := p.reg.live(ctx)
+		if err != nil && cmd.ProducerRate == 0 {
+			return messages.StepInfo{}, fmt.Errorf("producer: cannot count the live producers to share the rate: %w", err)
+		}
+		n = live
+	}
+	return messages.StepInfo{
+		FleetRate: cmd.Rate, Rate: cmd.ShareFor(n), Producers: n,
+		Warmup: int64(cmd.WarmupOrDefault()), Duration: int64(cmd.Duration.D()),
+	}, nil
+}
+
+// refuse logs a refused command and answers it when it is a request.
+func (p *Producer) refuse(m *nats.Msg, cmd messages.StepCommand, err error) {
+	p.log.Warn("producer: step command refused", "err", err)
+	r := messages.StepReply{Producer: p.cfg.ID, Error: err.Error()}
+	if messages.ValidName(cmd.Run) == nil && cmd.Step > 0 && cmd.Step <= messages.MaxStep {
+		r.Run, r.Step = cmd.Run, cmd.Step
+	}
+	p.respond(m, r)
+}
+
+// respond sends r as JSON to m's reply subject, if it has one (a plain
+// `nats pub` has none).
+func (p *Producer) respond(m *nats.Msg, r messages.StepReply) {
+	if m.Reply == "" {
+		return
+	}
+	b, err := json.Marshal(r)
+	if err == nil {
+		err = m.Respond(b)
+	}
+	if err != nil {
+		p.log.Warn("producer: step reply", "err", err)
+	}
+}
+
+// stopStep ends the running step, if any, after its final batch.
+func (p *Producer) stopStep() {
+	if p.cur == nil {
+		return
+	}
+	p.cur.stop()
+	p.cur = nil
+	p.reg.setStep("", 0)
+}

@@ -1,0 +1,64 @@
+package producer
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/imapload/imapload/recorder"
+)
+
+// dispatcher is the open-loop generator of one step: it wakes at each
+// command's intended start, draws the command from the mix and hands it to
+// the queue, whatever the sessions and the server are doing. A full queue
+// drops the command (counted, per phase, as dropped by the generator).
+type dispatcher struct {
+	tl    timeline
+	pacer *pacer
+	mix   mix
+	rng   *rand.Rand
+	rec   *recorder.Recorder
+	queue chan<- job
+	env   *sessionEnv
+}
+
+// run generates commands until the step's end or ctx ends, then closes the
+// queue and env.finished.
+func (d *dispatcher) run(ctx context.Context) {
+	defer close(d.env.finished)
+	defer close(d.queue)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		off := d.pacer.next()
+		if off >= d.tl.length() {
+			return
+		}
+		intended := d.tl.start.Add(off)
+		if wait := time.Until(intended); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+		} else if ctx.Err() != nil {
+			return
+		}
+		d.handoff(job{phase: d.mix.draw(d.rng.Float64()), intended: intended})
+	}
+}
+
+// handoff queues j, or drops it if the queue is full. Schedule lag (how late
+// j is handed on) is recorded for commands in the window: a large lag means
+// the generator itself cannot keep up, which the batch's health reports.
+func (d *dispatcher) handoff(j job) {
+	if d.tl.inWindow(j.intended) {
+		d.rec.Lag(time.Since(j.intended))
+	}
+	select {
+	case d.queue <- j:
+	default:
+		d.env.drop(j)
+	}
+}

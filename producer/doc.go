@@ -1,0 +1,97 @@
+// Package producer offers open-loop IMAP load on command and ships what it
+// measured, without distortion, to the aggregator.
+//
+// A [Producer] runs on each load host. [New] checks its [Options] (no I/O);
+// [Producer.Run] connects it to the fleet and runs step commands until its
+// context ends.
+//
+// # Subjects
+//
+//   - Reads step commands ([messages.StepCommand], JSON) on the core subject
+//     [messages.StepSubject] ("imapload.step") and, when the message is a
+//     request, answers a [messages.StepReply] (so
+//     `nats req imapload.step '…' --replies 0` lists the fleet's answers; a
+//     plain `nats pub` gets no answer and works the same).
+//   - Publishes sample batches ([messages.SampleBatch], msgpack, Content-Type
+//     [bus.MsgpackType]) to JetStream on
+//     [messages.SamplesSubject] ("imapload.samples.<run>.<step>.<producer>")
+//     with the message id [messages.BatchMsgID], so a retried publish is
+//     stored once.
+//   - Registers in the KV bucket [messages.ProducersBucket] under its id
+//     ([messages.ProducerInfo], JSON), re-put every Options.Heartbeat; the
+//     bucket's TTL expires the entries of producers that died. Run deletes
+//     the entry on the way out.
+//
+// # Steps
+//
+// The share rule: a producer offers the command's ProducerRate if it is set;
+// otherwise Rate divided by the command's Producers if that is set; otherwise
+// Rate divided by the live producers, the number of keys in the registry
+// bucket when the command arrives, itself included
+// ([messages.StepCommand.ShareFor]). Every producer counts at about the same
+// moment, so the shares add up to the fleet rate as long as the registry
+// does not change under the command; a producer that died less than a TTL
+// ago still counts (name Producers in the command to be exact).
+//
+// The preemption rule: a valid command for a new (run, step) while a step
+// runs ends the running step early — its dispatcher stops, commands in flight
+// finish or time out, queued ones are counted as dropped, its final batch is
+// published — and then starts the new step. A command for the (run, step)
+// running or last run is answered again with the same reply and is not
+// restarted, so retried requests are harmless. An invalid command is refused
+// with a clear error (answer and log line) and changes nothing.
+//
+// A step's clock starts when the producer accepts it (monotonic time). Load is
+// offered from the start for warm-up + duration; the measurement window is the
+// last duration. Only commands whose intended start falls in the window are
+// recorded, and set-up work (dial, LOGIN, the session's SELECT) only if it
+// starts in the window. Batch 0 is published at once, empty, to tell the
+// aggregator to wait for this producer's final batch; then a batch every
+// FlushInterval with what happened since the previous one, and a final batch
+// once the commands still queued or in flight at the step's end have
+// finished: connected sessions drain the queue for at most one OpTimeout,
+// and what is still queued then is counted as dropped, so every command
+// scheduled in the window is counted exactly once (completed, failed or
+// dropped). From and To of a batch are offsets from the window start.
+//
+// # Open loop
+//
+// A dispatcher wakes at each command's intended start — i/rate for constant
+// arrivals, exponential gaps for Poisson — whatever the server does, draws
+// the command from the workload mix, records its schedule lag and puts it on
+// a bounded queue. Free sessions take commands from the queue. A command that
+// finds the queue full is dropped by the generator, counted apart from server
+// errors. Response time runs from the intended start (so the time a command
+// waited for a session counts: no coordinated omission), service time from
+// the moment it was sent. A generator whose schedule lag P99 is high marks
+// its batches saturated: it measured itself, not the server.
+//
+// # Sessions (RFC 9051)
+//
+// Each session dials (TCP connect, implicit TLS per RFC 8314 timed apart, and
+// the server greeting, §7.1 — phase dial), logs in with LOGIN (§6.2.3, phase
+// login) and selects INBOX (§6.3.2, phase select), then serves scheduled
+// commands one at a time: LIST "" "*" (§6.3.9), SELECT INBOX, FETCH of a
+// random message's UID, FLAGS, ENVELOPE and BODY.PEEK[] (§6.4.5; by UID, §6.4.9,
+// once the session has seen some, by sequence number before), STORE
+// +FLAGS.SILENT (\Seen) on one message (§6.4.6), APPEND of a small generated RFC 5322
+// message (§6.3.12; its UID from APPENDUID, RFC 4315) and LOGOUT (§6.1.3),
+// after which the session reconnects. About one APPEND in ten is fetched back
+// at once and compared byte for byte; a mismatch or a missing message is an
+// error of kind "integrity" in phase fetch. Every operation runs under
+// Options.OpTimeout: on expiry the connection is closed and the operation
+// recorded as an error of kind "timeout". A failed command is a sample, never
+// an error that stops anything. After a failure or a dropped connection a
+// session reconnects after an exponential backoff with full jitter (50 ms
+// base, 5 s cap), so dropped sessions do not return in one wave.
+//
+// Like real users, every producer draws its accounts from the whole pool, in
+// its own shuffled order, so an account is logged in from several producers
+// at once; within one producer an account has at most SessionsPerAccount
+// sessions, and a session takes the next free account at each reconnect.
+// Session starts are spread over the command's stagger window: a per-producer
+// offset (a hash of its id) plus k/n of the window for session k of n.
+//
+// Passwords are secrets: they are never logged or published, and they are
+// scrubbed from error samples as a second line of defence.
+package producer

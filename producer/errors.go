@@ -1,0 +1,35 @@
+package producer
+
+import "errors"
+
+// Sentinel errors, checked with errors.Is. The messages that wrap them carry
+// the detail (a line number, an option name) and never a password.
+var (
+	// ErrBadOptions reports Options that cannot run: a missing address or
+	// account list, an invalid id, a negative size or duration, a bad mix.
+	ErrBadOptions = errors.New("producer: invalid options")
+	// ErrBadAccounts reports an account file or template that cannot be used.
+	ErrBadAccounts = errors.New("producer: invalid accounts")
+	// ErrNoAccounts reports an account source that yields no account at all.
+	ErrNoAccounts = errors.New("producer: no accounts")
+	// ErrRunTwice reports a second call of Producer.Run.
+	ErrRunTwice = errors.New("producer: Run called twice")
+)
+
+// Errors recorded as samples: failed IMAP operations are data, not control
+// flow. Their messages are the error kinds the reports show, so they are short
+// and stable.
+var (
+	// errTimeout is an operation that got no reply within Options.OpTimeout;
+	// the producer closed the connection (go-imap's own read timeout is 30 s).
+	errTimeout = errors.New("timeout")
+	// errIntegrity is an appended message that did not come back byte for
+	// byte (or did not come back at all) when fetched right after the APPEND.
+	errIntegrity = errors.New("integrity")
+	// errEmptyMailbox is a FETCH or STORE scheduled on a session whose INBOX
+	// holds no message it could address.
+	errEmptyMailbox = errors.New("no message to address: INBOX is empty")
+	// errNoFreeAccount means every account already has SessionsPerAccount
+	// sessions; the producer caps Sessions so that it does not happen.
+	errNoFreeAccount = errors.New("no account with a free session slot")
+)

@@ -1,0 +1,96 @@
+package producer
+
+import (
+	"crypto/tls"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/recorder"
+)
+
+// job is one scheduled command: its phase and when it should have started.
+type job struct {
+	phase    messages.Phase
+	intended time.Time
+}
+
+// sessionEnv is what the sessions of one step share: the configuration, the
+// step's clock, its recorder and its account pool. It also holds the rules of
+// what gets measured, so that every session applies them the same way.
+type sessionEnv struct {
+	cfg      *config
+	tlsConf  *tls.Config // nil without TLS
+	tl       timeline
+	rec      *recorder.Recorder
+	pool     *accountPool
+	open     atomic.Int32  // connected sessions
+	finished chan struct{} // closed when the dispatcher has stopped and closed the queue
+}
+
+func newSessionEnv(cfg *config, tl timeline, rec *recorder.Recorder, seed uint64) *sessionEnv {
+	return &sessionEnv{
+		cfg:      cfg,
+		tlsConf:  cfg.clientTLS(),
+		tl:       tl,
+		rec:      rec,
+		pool:     newAccountPool(cfg.Accounts, cfg.SessionsPerAccount, seed),
+		finished: make(chan struct{}),
+	}
+}
+
+// scheduled records a scheduled command that was sent at sent and finished
+// at end: response time from the intended start, service time from the send.
+// Commands intended before or after the measurement window are not recorded.
+func (e *sessionEnv) scheduled(j job, sent, end time.Time, err error) {
+	if !e.tl.inWindow(j.intended) {
+		return
+	}
+	if err != nil {
+		e.rec.Fail(j.phase, err)
+	} else {
+		e.rec.Record(j.phase, end.Sub(j.intended), end.Sub(sent))
+	}
+	e.rec.Scheduled(err == nil)
+}
+
+// unscheduled records an operation the producer did on its own (a dial, a
+// LOGIN, the session's SELECT, an integrity FETCH) if ref, the moment that
+// decides whether it belongs to the window, falls in it. Its response and
+// service times are both its duration.
+func (e *sessionEnv) unscheduled(p messages.Phase, ref, start, end time.Time, err error) {
+	if !e.tl.inWindow(ref) {
+		return
+	}
+	if err != nil {
+		e.rec.Fail(p, err)
+		return
+	}
+	e.rec.Record(p, end.Sub(start), end.Sub(start))
+}
+
+// drop records a scheduled command that was never sent.
+func (e *sessionEnv) drop(j job) {
+	if e.tl.inWindow(j.intended) {
+		e.rec.Drop(j.phase)
+	}
+}
+
+// clientTLS is the TLS configuration of dials, or nil without TLS.
+func (c *config) clientTLS() *tls.Config {
+	if !c.TLS {
+		return nil
+	}
+	t := &tls.Config{}
+	if c.TLSConfig != nil {
+		t = c.TLSConfig.Clone()
+	}
+	if t.ServerName == "" {
+		t.ServerName, _, _ = net.SplitHostPort(c.Addr)
+	}
+	if t.NextProtos == nil {
+		t.NextProtos = []string{"imap"} // as imapclient.DialTLS does
+	}
+	return t
+}

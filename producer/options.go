@@ -1,0 +1,223 @@
+package producer
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/messages"
+)
+
+// Options configure a Producer. Addr and Accounts are required; every other
+// zero field means its default.
+type Options struct {
+	// ID names the producer: its registry key and the last token of its
+	// sample subjects (messages.ValidName). Default "<hostname>-<pid>" with
+	// characters outside [A-Za-z0-9_-] replaced by '-'.
+	ID string
+	// Addr is the IMAP server, "host:port". Required.
+	Addr string
+	// TLS dials implicit TLS (IMAPS, RFC 8314) with TLSConfig (default: the
+	// system roots and Addr's host as server name).
+	TLS       bool
+	TLSConfig *tls.Config
+	// Accounts are the logins sessions draw from. Required.
+	Accounts []Account
+	// Sessions is how many IMAP sessions this producer keeps open during a
+	// step (default 32). It is capped at len(Accounts)·SessionsPerAccount.
+	Sessions int
+	// SessionsPerAccount caps one account's concurrent sessions within this
+	// producer (default 2).
+	SessionsPerAccount int
+	// Queue bounds the commands waiting for a free session (default
+	// 4·Sessions). A command that finds it full is dropped by the generator.
+	Queue int
+	// OpTimeout is the producer's own limit on one operation (a dial, a
+	// command); on expiry it closes the connection and records a timeout
+	// (default 10 s).
+	OpTimeout time.Duration
+	// FlushInterval is how often a running step's batch is cut and published
+	// (default 1 s).
+	FlushInterval time.Duration
+	// Reservoir is the reservoir capacity per phase and latency kind (default
+	// 1024, at most 8192 so that a batch always fits messages.MaxBatchBytes).
+	Reservoir int
+	// Mix is the workload (weights by phase name) when a step command names
+	// none (default messages.DefaultMix()).
+	Mix map[string]float64
+	// LocalAddr, if set, is the source IP of every dial (no port).
+	LocalAddr string
+	// Heartbeat is how often the registry entry is re-put (default 2 s, and
+	// below the bucket's TTL).
+	Heartbeat time.Duration
+	// Bus sizes the streams and bucket the producer ensures exist.
+	Bus *bus.Options
+	// Logger receives the producer's log (default: discarded). Passwords and
+	// NATS credentials are never logged.
+	Logger *slog.Logger
+	// Seed makes account order, command mix, arrivals and jitter repeatable
+	// (default: random).
+	Seed uint64
+}
+
+// maxReservoir bounds Options.Reservoir: 8 phases × 2 latency kinds (plus
+// TLS) × 8192 values × at most 5 bytes stays well under 1 MiB.
+const maxReservoir = 8192
+
+// config is Options with every default applied and checked.
+type config struct {
+	Options
+	mix        mix
+	localAddr  net.Addr
+	sessions   int // effective: capped by the account pool
+	secrets    []string
+	publishFor time.Duration // how long one batch is retried before it counts as lost
+}
+
+func (o *Options) config() (*config, error) {
+	var c config
+	if o != nil {
+		c.Options = *o
+	}
+	c.setDefaults()
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadOptions, err)
+	}
+	m, err := newMix(c.Mix)
+	if err != nil {
+		return nil, err
+	}
+	c.mix = m
+	c.sessions = min(c.Sessions, len(c.Accounts)*c.SessionsPerAccount)
+	c.secrets = passwords(c.Accounts)
+	c.publishFor = 30 * time.Second
+	return &c, nil
+}
+
+func (c *config) setDefaults() {
+	c.ID = orString(c.ID, defaultID)
+	c.Sessions = orInt(c.Sessions, 32)
+	c.SessionsPerAccount = orInt(c.SessionsPerAccount, 2)
+	c.Queue = orInt(c.Queue, 4*c.Sessions)
+	c.OpTimeout = orDuration(c.OpTimeout, 10*time.Second)
+	c.FlushInterval = orDuration(c.FlushInterval, time.Second)
+	c.Reservoir = orInt(c.Reservoir, 1024)
+	c.Heartbeat = orDuration(c.Heartbeat, min(2*time.Second, c.Bus.TTL()/3))
+	if c.Mix == nil {
+		c.Mix = messages.DefaultMix()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// check lists every problem at once.
+func (c *config) check() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if err := messages.ValidName(c.ID); err != nil {
+		bad("ID: %v", err)
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		bad("Addr %q: want host:port (%v)", c.Addr, err)
+	}
+	if len(c.Accounts) == 0 {
+		bad("Accounts: none")
+	}
+	for name, v := range map[string]int{"Sessions": c.Sessions, "SessionsPerAccount": c.SessionsPerAccount,
+		"Queue": c.Queue, "Reservoir": c.Reservoir} {
+		if v < 0 {
+			bad("%s: %d is negative", name, v)
+		}
+	}
+	for name, d := range map[string]time.Duration{"OpTimeout": c.OpTimeout,
+		"FlushInterval": c.FlushInterval, "Heartbeat": c.Heartbeat} {
+		if d < 0 {
+			bad("%s: %v is negative", name, d)
+		}
+	}
+	if c.Reservoir > maxReservoir {
+		bad("Reservoir: %d, at most %d so that a batch fits in %d bytes", c.Reservoir, maxReservoir, messages.MaxBatchBytes)
+	}
+	if c.Heartbeat >= c.Bus.TTL() {
+		bad("Heartbeat %v: want less than the registry TTL %v", c.Heartbeat, c.Bus.TTL())
+	}
+	c.checkLocalAddr(bad)
+	return errors.Join(errs...)
+}
+
+func (c *config) checkLocalAddr(bad func(string, ...any)) {
+	if c.LocalAddr == "" {
+		return
+	}
+	ip := net.ParseIP(c.LocalAddr)
+	if ip == nil {
+		bad("LocalAddr %q: want an IP address", c.LocalAddr)
+		return
+	}
+	c.localAddr = &net.TCPAddr{IP: ip}
+}
+
+// passwords lists the distinct passwords, for the recorder to scrub.
+func passwords(accts []Account) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, a := range accts {
+		if a.Password != "" && !seen[a.Password] {
+			seen[a.Password] = true
+			out = append(out, a.Password)
+		}
+	}
+	return out
+}
+
+// defaultID is "<hostname>-<pid>", made a valid subject token.
+func defaultID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "producer"
+	}
+	return sanitizeID(host + "-" + strconv.Itoa(os.Getpid()))
+}
+
+// sanitizeID replaces characters outside [A-Za-z0-9_-] with '-' and keeps the
+// last 64 bytes (the pid end is the distinctive one).
+func sanitizeID(s string) string {
+	b := []byte(s)
+	for i, ch := range b {
+		if !(ch == '-' || ch == '_' || ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z') {
+			b[i] = '-'
+		}
+	}
+	if len(b) > 64 {
+		b = b[len(b)-64:]
+	}
+	return string(b)
+}
+
+func orString(s string, def func() string) string {
+	if s == "" {
+		return def()
+	}
+	return s
+}
+
+func orInt(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}

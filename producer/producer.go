@@ -1,0 +1,137 @@
+package producer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/messages"
+)
+
+// stepQueue is how many step commands may wait while one is being handled.
+const stepQueue = 64
+
+// Producer offers IMAP load on command. Create it with New and start it with
+// Run.
+type Producer struct {
+	nc      *nats.Conn
+	cfg     *config
+	log     *slog.Logger
+	seed    uint64
+	running atomic.Bool
+
+	// Set up by Run, then used by its control loop only.
+	js   jetstream.JetStream
+	reg  *registry
+	cur  *stepRun  // the step running or last run, nil before the first
+	last stepReply // the answer to the step last accepted
+}
+
+// New checks opts and returns a Producer that will use nc. It does no I/O.
+// The producer borrows nc: closing it is the caller's job, after Run returns.
+func New(nc *nats.Conn, opts *Options) (*Producer, error) {
+	if nc == nil {
+		return nil, fmt.Errorf("%w: nil NATS connection", ErrBadOptions)
+	}
+	cfg, err := opts.config()
+	if err != nil {
+		return nil, err
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	return &Producer{nc: nc, cfg: cfg, log: cfg.Logger.With("producer", cfg.ID), seed: idSeed(cfg.ID, seed)}, nil
+}
+
+// ID is the producer's id.
+func (p *Producer) ID() string { return p.cfg.ID }
+
+// Run ensures the samples stream and the registry bucket exist, registers the
+// producer (re-putting its entry every Heartbeat), and runs the step commands
+// it receives on messages.StepSubject until ctx is done. Then it stops taking
+// commands, ends the running step early and publishes its final batch,
+// unregisters and returns nil, having waited for every goroutine it started.
+// It returns an error only when it cannot set up. Run may be called once.
+func (p *Producer) Run(ctx context.Context) error {
+	if !p.running.CompareAndSwap(false, true) {
+		return ErrRunTwice
+	}
+	msgs, sub, err := p.setUp(ctx)
+	if err != nil {
+		return err
+	}
+	var hb sync.WaitGroup
+	hbCtx, stopHeartbeat := context.WithCancel(ctx)
+	hb.Go(func() { p.heartbeat(hbCtx) })
+	p.log.Info("producer: ready", "target", p.cfg.Addr, "sessions", p.cfg.sessions)
+	p.control(ctx, msgs)
+	if err := sub.Unsubscribe(); err != nil {
+		p.log.Warn("producer: unsubscribe", "err", err)
+	}
+	p.stopStep()
+	stopHeartbeat()
+	hb.Wait()
+	if err := p.reg.remove(context.WithoutCancel(ctx)); err != nil {
+		p.log.Warn("producer: unregister", "err", err)
+	}
+	p.log.Info("producer: stopped")
+	return nil
+}
+
+// setUp ensures the stream and bucket, subscribes to step commands and
+// registers. The subscription comes first so that a producer is never
+// counted live before it can hear a step command.
+func (p *Producer) setUp(ctx context.Context) (chan *nats.Msg, *nats.Subscription, error) {
+	js, err := jetstream.New(p.nc, jetstream.WithPublishAsyncMaxPending(256), jetstream.WithPublishAsyncTimeout(ackWait))
+	if err != nil {
+		return nil, nil, fmt.Errorf("producer: jetstream: %w", err)
+	}
+	if _, err := bus.EnsureSamples(ctx, js, p.cfg.Bus); err != nil {
+		return nil, nil, err
+	}
+	kv, err := bus.EnsureProducers(ctx, js, p.cfg.Bus)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.js, p.reg = js, newRegistry(kv, p.cfg.ID, p.cfg.Addr)
+	msgs := make(chan *nats.Msg, stepQueue)
+	sub, err := p.nc.ChanSubscribe(messages.StepSubject, msgs)
+	if err == nil {
+		err = p.nc.FlushTimeout(registryTimeout)
+	}
+	if err == nil {
+		err = p.reg.put(ctx)
+	}
+	if err != nil {
+		if sub != nil {
+			_ = sub.Unsubscribe()
+		}
+		return nil, nil, fmt.Errorf("producer: subscribe and register: %w", err)
+	}
+	return msgs, sub, nil
+}
+
+// heartbeat re-puts the registry entry every Heartbeat until ctx ends.
+func (p *Producer) heartbeat(ctx context.Context) {
+	t := time.NewTicker(p.cfg.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := p.reg.put(ctx); err != nil && ctx.Err() == nil {
+				p.log.Warn("producer: heartbeat", "err", err)
+			}
+		}
+	}
+}

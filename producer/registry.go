@@ -1,0 +1,83 @@
+package producer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/imapload/imapload/messages"
+)
+
+// registryTimeout bounds one registry operation.
+const registryTimeout = 5 * time.Second
+
+// registry is the producer's entry in messages.ProducersBucket. The bucket's
+// TTL expires entries that are not re-put, so the keys present are the live
+// producers, which is what a fleet rate is divided by.
+type registry struct {
+	kv jetstream.KeyValue
+
+	mu   sync.Mutex
+	info messages.ProducerInfo
+}
+
+func newRegistry(kv jetstream.KeyValue, id, target string) *registry {
+	host, _ := os.Hostname()
+	return &registry{kv: kv, info: messages.ProducerInfo{
+		ID: id, Host: host, PID: os.Getpid(), Started: time.Now().UTC(), Target: target,
+	}}
+}
+
+// put writes the entry now (a registration or a heartbeat).
+func (r *registry) put(ctx context.Context) error {
+	r.mu.Lock()
+	r.info.Heartbeat = time.Now().UTC()
+	b, err := json.Marshal(r.info)
+	key := messages.ProducerKey(r.info.ID)
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, registryTimeout)
+	defer cancel()
+	_, err = r.kv.Put(ctx, key, b)
+	return err
+}
+
+// setStep notes the step being run (run "" when none) for the next put.
+func (r *registry) setStep(run string, step int) {
+	r.mu.Lock()
+	r.info.Run, r.info.Step = run, step
+	r.mu.Unlock()
+}
+
+// live counts the registered producers, this one included.
+func (r *registry) live(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, registryTimeout)
+	defer cancel()
+	keys, err := r.kv.Keys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return 1, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if !slices.Contains(keys, messages.ProducerKey(r.info.ID)) {
+		return len(keys) + 1, nil // our entry expired or is not written yet: we run all the same
+	}
+	return len(keys), nil
+}
+
+// remove deletes the entry, so the fleet stops counting this producer at once
+// instead of after the TTL.
+func (r *registry) remove(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, registryTimeout)
+	defer cancel()
+	return r.kv.Delete(ctx, messages.ProducerKey(r.info.ID))
+}

@@ -1,0 +1,270 @@
+package producer
+
+import (
+	"context"
+	"crypto/tls"
+	"math/rand/v2"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+
+	"github.com/imapload/imapload/messages"
+)
+
+// farewellTimeout bounds the unrecorded LOGOUT at the end of a step.
+const farewellTimeout = 2 * time.Second
+
+// session is one IMAP connection slot of a step (RFC 9051 §3: not
+// authenticated → authenticated → selected → logout). It runs one command at
+// a time, so a STORE and a FETCH of one message are never in flight together
+// on a connection, and it reconnects on its own after a LOGOUT or a failure.
+// A session is used by one goroutine.
+type session struct {
+	env      *sessionEnv
+	rng      *rand.Rand
+	c        *imapclient.Client // nil when disconnected
+	acct     int                // leased account, -1 when disconnected
+	uids     []imap.UID         // recently seen UIDs of INBOX, for FETCH and STORE
+	exists   atomic.Int64       // messages in INBOX, from SELECT, EXISTS and EXPUNGE
+	appends  uint64             // messages appended so far
+	failures int                // consecutive failures; > 0 means wait before the next dial
+}
+
+// newSession returns session k of a step, disconnected. It does no I/O.
+func newSession(env *sessionEnv, k int, seed uint64) *session {
+	return &session{env: env, acct: -1, rng: newRand(seed, uint64(k))}
+}
+
+// run serves the step's queue from startAt until the queue is closed and
+// drained or ctx ends, then logs out (unrecorded).
+func (s *session) run(ctx context.Context, queue <-chan job, startAt time.Time) {
+	defer s.farewell()
+	if !s.pause(ctx, startAt) {
+		return
+	}
+	for ctx.Err() == nil {
+		if s.c == nil {
+			if !s.reconnect(ctx) {
+				return
+			}
+			continue
+		}
+		if !s.next(ctx, queue) {
+			return
+		}
+	}
+}
+
+// next waits for a command, or notices the connection dropped while idle. It
+// returns false when the session is done.
+func (s *session) next(ctx context.Context, queue <-chan job) bool {
+	select {
+	case j, ok := <-queue:
+		if !ok {
+			return false
+		}
+		if ctx.Err() != nil {
+			s.env.drop(j)
+			return false
+		}
+		s.serve(j)
+	case <-s.c.Closed():
+		s.lost()
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// reconnect waits out the backoff, then dials, logs in and selects INBOX. It
+// returns false when the session should stop instead: ctx ended, or the
+// dispatcher has finished (a session that is not connected when the step's
+// load ends does not reconnect; the connected ones drain the queue).
+func (s *session) reconnect(ctx context.Context) bool {
+	if s.failures > 0 {
+		wait := backoff(s.failures-1, backoffBase, backoffCap, s.rng.Float64())
+		if !s.pause(ctx, time.Now().Add(wait)) {
+			return false
+		}
+	}
+	if err := s.connect(ctx); err != nil {
+		s.failures++
+		return ctx.Err() == nil
+	}
+	s.failures = 0
+	return true
+}
+
+// pause waits until t. It returns false, at once, if ctx ends or the
+// dispatcher has finished.
+func (s *session) pause(ctx context.Context, t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return ctx.Err() == nil
+	case <-ctx.Done():
+		return false
+	case <-s.env.finished:
+		return false
+	}
+}
+
+// connect sets the session up: dial (phase Dial), LOGIN (phase Login) with a
+// leased account, SELECT INBOX (phase Select). Each step is recorded if it
+// starts in the measurement window; a failure leaves s disconnected.
+func (s *session) connect(ctx context.Context) error {
+	idx, ok := s.env.pool.acquire()
+	if !ok {
+		return errNoFreeAccount
+	}
+	if err := s.dialStep(ctx, idx); err != nil {
+		s.env.pool.release(idx)
+		return err
+	}
+	acct := s.env.pool.account(idx)
+	err := s.setupStep(messages.Login, func() error { return s.c.Login(acct.User, acct.Password).Wait() })
+	if err == nil {
+		err = s.setupStep(messages.Select, s.selectInbox)
+	}
+	if err != nil {
+		s.disconnect()
+	}
+	return err
+}
+
+func (s *session) dialStep(ctx context.Context, idx int) error {
+	start := time.Now()
+	c, tlsTime, err := s.dial(ctx)
+	if err != nil && ctx.Err() != nil {
+		return err // the step was stopped, not the server
+	}
+	s.env.unscheduled(messages.Dial, start, start, time.Now(), err)
+	if err != nil {
+		return err
+	}
+	if s.env.tlsConf != nil && s.env.tl.inWindow(start) {
+		s.env.rec.RecordTLS(tlsTime)
+	}
+	s.c, s.acct = c, idx
+	s.env.open.Add(1)
+	return nil
+}
+
+func (s *session) setupStep(p messages.Phase, op func() error) error {
+	start := time.Now()
+	err := s.guard(s.env.cfg.OpTimeout, op)
+	s.env.unscheduled(p, start, start, time.Now(), err)
+	return err
+}
+
+// dial connects (TCP, then TLS if configured, timed apart) and waits for the
+// server greeting, each within the operation timeout.
+func (s *session) dial(ctx context.Context) (*imapclient.Client, time.Duration, error) {
+	d := net.Dialer{Timeout: s.env.cfg.OpTimeout, LocalAddr: s.env.cfg.localAddr}
+	conn, err := d.DialContext(ctx, "tcp", s.env.cfg.Addr)
+	if err != nil {
+		return nil, 0, err
+	}
+	var tlsTime time.Duration
+	if s.env.tlsConf != nil {
+		if conn, tlsTime, err = s.handshake(ctx, conn); err != nil {
+			return nil, 0, err
+		}
+	}
+	c := imapclient.New(conn, s.clientOptions())
+	if err := guardClient(c, s.env.cfg.OpTimeout, c.WaitGreeting); err != nil {
+		c.Close()
+		return nil, 0, err
+	}
+	return c, tlsTime, nil
+}
+
+// clientOptions track the INBOX message count from unilateral responses
+// (RFC 9051 §7.4.1 EXPUNGE, §7.3.1 EXISTS), delivered on the reader goroutine.
+func (s *session) clientOptions() *imapclient.Options {
+	return &imapclient.Options{UnilateralDataHandler: &imapclient.UnilateralDataHandler{
+		Mailbox: func(d *imapclient.UnilateralDataMailbox) {
+			if d.NumMessages != nil {
+				s.exists.Store(int64(*d.NumMessages))
+			}
+		},
+		Expunge: func(uint32) { s.exists.Add(-1) },
+	}}
+}
+
+func (s *session) handshake(ctx context.Context, conn net.Conn) (net.Conn, time.Duration, error) {
+	start := time.Now()
+	tc := tls.Client(conn, s.env.tlsConf)
+	hctx, cancel := context.WithTimeout(ctx, s.env.cfg.OpTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(hctx); err != nil {
+		conn.Close()
+		if ctx.Err() == nil && hctx.Err() != nil {
+			err = errTimeout
+		}
+		return nil, 0, err
+	}
+	return tc, time.Since(start), nil
+}
+
+// lost handles a connection that broke: reconnect after a backoff.
+func (s *session) lost() {
+	s.disconnect()
+	s.failures = max(s.failures, 1)
+}
+
+// disconnect closes the connection and returns the account lease.
+func (s *session) disconnect() {
+	if s.c == nil {
+		return
+	}
+	s.c.Close()
+	s.c = nil
+	s.env.open.Add(-1)
+	s.env.pool.release(s.acct)
+	s.acct = -1
+	s.uids = s.uids[:0]
+	s.exists.Store(0)
+}
+
+// farewell logs out at the end of the step, unrecorded.
+func (s *session) farewell() {
+	if s.c != nil {
+		_ = s.guard(min(s.env.cfg.OpTimeout, farewellTimeout), func() error { return s.c.Logout().Wait() })
+	}
+	s.disconnect()
+}
+
+// closed reports whether the connection has gone.
+func (s *session) closed() bool {
+	select {
+	case <-s.c.Closed():
+		return true
+	default:
+		return false
+	}
+}
+
+// guard runs op on the session's connection within d (see guardClient).
+func (s *session) guard(d time.Duration, op func() error) error { return guardClient(s.c, d, op) }
+
+// guardClient runs op and closes c if op has not returned within d, which
+// makes op fail; it then returns errTimeout. go-imap's own read timeout is a
+// fixed 30 s, too long for a load test's view of "no answer".
+func guardClient(c *imapclient.Client, d time.Duration, op func() error) error {
+	fired := make(chan struct{})
+	t := time.AfterFunc(d, func() {
+		c.Close()
+		close(fired)
+	})
+	err := op()
+	if t.Stop() {
+		return err
+	}
+	<-fired
+	return errTimeout
+}

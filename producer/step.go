@@ -1,0 +1,134 @@
+package producer
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/recorder"
+)
+
+// stepRun is one step as this producer runs it: a dispatcher offering load
+// from the step start, the sessions serving it, a flusher cutting a batch
+// every FlushInterval and a publisher shipping them. Stop it with stop; it
+// also ends by itself when the step is over.
+type stepRun struct {
+	cmd   messages.StepCommand
+	info  messages.StepInfo
+	cfg   *config
+	log   *slog.Logger
+	js    jetstream.JetStream
+	seed  uint64
+	env   *sessionEnv
+	rec   *recorder.Recorder
+	abort context.CancelFunc
+	done  chan struct{} // closed once the final batch is published (or lost)
+}
+
+// startStep starts running cmd with the share in info. It returns at once;
+// the step runs in a goroutine that stop (or the done channel) waits for.
+func (p *Producer) startStep(cmd messages.StepCommand, info messages.StepInfo) *stepRun {
+	tl := timeline{start: time.Now(), warmup: cmd.WarmupOrDefault(), duration: cmd.Duration.D()}
+	seed := stepSeed(p.seed, cmd.Run, cmd.Step)
+	rec := recorder.New(cmd.Run, cmd.Step, p.cfg.ID, info, &recorder.Options{
+		Reservoir: p.cfg.Reservoir, Seed: seed, Secrets: p.cfg.secrets,
+	})
+	env := newSessionEnv(p.cfg, tl, rec, p.seed)
+	ctx, cancel := context.WithCancel(context.Background())
+	st := &stepRun{cmd: cmd, info: info, cfg: p.cfg, log: p.log.With("run", cmd.Run, "step", cmd.Step),
+		js: p.js, seed: seed, env: env, rec: rec, abort: cancel, done: make(chan struct{})}
+	go st.run(ctx)
+	return st
+}
+
+// stop ends the step early: the dispatcher stops, commands in flight finish
+// or time out, queued ones are counted as dropped, and the final batch is
+// published. It waits for all of that and may be called more than once.
+func (st *stepRun) stop() {
+	st.abort()
+	<-st.done
+}
+
+func (st *stepRun) run(ctx context.Context) {
+	defer close(st.done)
+	defer st.abort()
+	pub := newPublisher(st.js, st.log, st.cfg.publishFor, st.seed)
+	var pubWG sync.WaitGroup
+	pubWG.Go(pub.run)
+	cut := newCutter(st.rec, st.env)
+	pub.in <- cut.cut(st.env.tl.start, false) // batch 0: "wait for my final batch"
+	st.offer(ctx, cut, pub.in)
+	pub.in <- cut.cut(time.Now(), true)
+	close(pub.in)
+	pubWG.Wait()
+}
+
+// offer runs the dispatcher, the sessions and the flusher until the step is
+// over and its sessions are done.
+func (st *stepRun) offer(ctx context.Context, cut *cutter, out chan<- *messages.SampleBatch) {
+	queue := make(chan job, st.cfg.Queue)
+	sessCtx, stopSessions := context.WithCancel(ctx)
+	defer stopSessions()
+	var sessions sync.WaitGroup
+	st.startSessions(sessCtx, &sessions, queue)
+	flushStop := make(chan struct{})
+	var flusher sync.WaitGroup
+	flusher.Go(func() { st.flush(cut, out, flushStop) })
+	st.dispatcher(queue).run(ctx)
+	// Queued and in-flight commands get one operation timeout to finish;
+	// after an abort, only those in flight do.
+	drain := time.AfterFunc(st.cfg.OpTimeout, stopSessions)
+	sessions.Wait()
+	drain.Stop()
+	for j := range queue {
+		st.env.drop(j) // scheduled, never sent
+	}
+	close(flushStop)
+	flusher.Wait()
+}
+
+func (st *stepRun) startSessions(ctx context.Context, wg *sync.WaitGroup, queue <-chan job) {
+	n := st.cfg.sessions
+	stagger := st.cmd.StaggerOrDefault()
+	for k := range n {
+		s := newSession(st.env, k, st.seed)
+		at := st.env.tl.start.Add(staggerOffset(st.cfg.ID, k, n, stagger))
+		wg.Go(func() { s.run(ctx, queue, at) })
+	}
+}
+
+func (st *stepRun) dispatcher(queue chan<- job) *dispatcher {
+	m := st.cfg.mix
+	if st.cmd.Mix != nil {
+		if sm, err := newMix(st.cmd.Mix); err == nil { // validated with the command
+			m = sm
+		}
+	}
+	return &dispatcher{
+		tl:    st.env.tl,
+		pacer: newPacer(st.info.Rate, st.cmd.ArrivalOrDefault(), st.seed),
+		mix:   m,
+		rng:   newRand(st.seed, 0x64697370),
+		rec:   st.rec,
+		queue: queue,
+		env:   st.env,
+	}
+}
+
+// flush cuts a batch every FlushInterval until stop is closed.
+func (st *stepRun) flush(cut *cutter, out chan<- *messages.SampleBatch, stop <-chan struct{}) {
+	t := time.NewTicker(st.cfg.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			out <- cut.cut(time.Now(), false)
+		case <-stop:
+			return
+		}
+	}
+}
