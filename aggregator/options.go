@@ -1,0 +1,133 @@
+package aggregator
+
+import (
+	"io"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/imapload/imapload/bus"
+)
+
+// Options configure an Aggregator. A nil *Options means the defaults.
+type Options struct {
+	// StepTimeout is the extra wait past a step's expected end (warm-up +
+	// duration after its first batch was stored) before it is closed without
+	// the missing final batches (default 15s).
+	StepTimeout time.Duration
+	// Durable is the durable consumer's name (default "imapload-aggregator").
+	// A restarted aggregator with the same name resumes where it left off.
+	Durable string
+	// AckWait is how long the stream waits for an acknowledgement before
+	// redelivering (default 30s). It bounds how long a restarted aggregator
+	// takes to learn of a step its predecessor left open.
+	AckWait time.Duration
+	// Pool tunes the pools (nil: defaults).
+	Pool *PoolOptions
+	// Bus sizes the streams the aggregator ensures (nil: defaults).
+	Bus *bus.Options
+	// Logger receives the aggregator's log (default: discarded).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+func (o *Options) stepTimeout() time.Duration {
+	if o == nil || o.StepTimeout <= 0 {
+		return 15 * time.Second
+	}
+	return o.StepTimeout
+}
+
+func (o *Options) durable() string {
+	if o == nil || o.Durable == "" {
+		return "imapload-aggregator"
+	}
+	return o.Durable
+}
+
+func (o *Options) ackWait() time.Duration {
+	if o == nil || o.AckWait <= 0 {
+		return 30 * time.Second
+	}
+	return o.AckWait
+}
+
+func (o *Options) logger() *slog.Logger {
+	if o == nil || o.Logger == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o.Logger
+}
+
+func (o *Options) now() func() time.Time {
+	if o == nil || o.Now == nil {
+		return time.Now
+	}
+	return o.Now
+}
+
+func (o *Options) busOptions() *bus.Options {
+	if o == nil {
+		return nil
+	}
+	return o.Bus
+}
+
+func (o *Options) poolOptions() *PoolOptions {
+	if o == nil {
+		return nil
+	}
+	return o.Pool
+}
+
+// PoolOptions tune how a Pool judges what it pooled. A nil *PoolOptions means
+// the defaults.
+type PoolOptions struct {
+	// Confidence is the level of the sample percentiles' intervals
+	// (default 0.95).
+	Confidence float64
+	// DeviantRatio flags a producer whose response-time P99 over scheduled
+	// phases is more than DeviantRatio times the pooled one, or less than
+	// 1/DeviantRatio of it (default 2).
+	DeviantRatio float64
+	// DeviantMinCount is how many latencies a producer needs before its P99
+	// is compared with the pool's (default 100: fewer make a P99 noise).
+	DeviantMinCount uint64
+	// MaxSample caps the reservoir values pooled per phase when Result
+	// derives the sample percentiles, intervals and bimodality (default
+	// 262144). Beyond it every reservoir is thinned in proportion, by
+	// systematic sampling from a start fixed by its producer and sequence
+	// number, so the result stays reproducible. The sketch figures are
+	// unaffected.
+	MaxSample int
+}
+
+func (o *PoolOptions) maxSample() int {
+	if o == nil || o.MaxSample <= 0 {
+		return 1 << 18
+	}
+	return o.MaxSample
+}
+
+func (o *PoolOptions) z() float64 {
+	c := 0.95
+	if o != nil && o.Confidence > 0 && o.Confidence < 1 {
+		c = o.Confidence
+	}
+	return math.Sqrt2 * math.Erfinv(c)
+}
+
+func (o *PoolOptions) deviantRatio() float64 {
+	if o == nil || !(o.DeviantRatio > 1) || math.IsInf(o.DeviantRatio, 0) {
+		return 2
+	}
+	return o.DeviantRatio
+}
+
+func (o *PoolOptions) deviantMinCount() uint64 {
+	if o == nil || o.DeviantMinCount == 0 {
+		return 100
+	}
+	return o.DeviantMinCount
+}

@@ -1,0 +1,225 @@
+package aggregator
+
+import (
+	"fmt"
+
+	"github.com/DataDog/sketches-go/ddsketch"
+	"github.com/imapload/imapload/messages"
+)
+
+// batchKey identifies a batch within a step.
+type batchKey struct {
+	producer string
+	seq      uint64
+}
+
+func (k batchKey) less(o batchKey) bool {
+	if k.producer != o.producer {
+		return k.producer < o.producer
+	}
+	return k.seq < o.seq
+}
+
+// Pool pools the sample batches of one step into a messages.StepResult. Add
+// accumulates cheaply (sums, sketch merges, references to the reservoirs);
+// Result derives every figure once. The result depends only on the set of
+// batches added, never on their order (of two different batches with the
+// same producer and sequence number, the first added wins), so a replay of
+// the same stream gives the same result.
+//
+// A Pool is not safe for concurrent use.
+type Pool struct {
+	run  string
+	step int
+	opts *PoolOptions
+
+	seen   map[batchKey]struct{}
+	prods  map[string]*producerAcc
+	phases [messages.NumPhases]phaseAcc
+	errs   map[errKey]*errAcc
+	ref    *batchKey // the first batch in (producer, seq) order: its Info is the step's
+	info   messages.StepInfo
+	totals totals
+}
+
+// totals are the step-wide sums and maxima.
+type totals struct {
+	scheduled, completed, dropped, lost uint64
+	batches, duplicates, corrupt        uint64
+	lagP99Max                           uint64 // µs
+	cpuMax                              float64
+}
+
+// NewPool returns an empty pool for run's step. It does no I/O.
+func NewPool(run string, step int, opts *PoolOptions) *Pool {
+	return &Pool{
+		run: run, step: step, opts: opts,
+		seen:  map[batchKey]struct{}{},
+		prods: map[string]*producerAcc{},
+		errs:  map[errKey]*errAcc{},
+	}
+}
+
+// Add pools b. A batch already added (same producer and sequence number) is
+// counted as a duplicate and returns added = false. A batch of another run or
+// step returns an error wrapping ErrWrongStep; an invalid one (see
+// messages.SampleBatch.Validate) or one whose sketches do not decode returns
+// an error wrapping ErrInvalidBatch. On error the pool is unchanged.
+//
+// The pool keeps b's reservoirs (the Values slices) without copying them:
+// do not modify b after adding it.
+func (p *Pool) Add(b *messages.SampleBatch) (added bool, err error) {
+	if b == nil {
+		return false, fmt.Errorf("%w: nil batch", ErrInvalidBatch)
+	}
+	if b.Run != p.run || b.Step != p.step {
+		return false, fmt.Errorf("%w: batch of run %q step %d, pool of run %q step %d", ErrWrongStep, b.Run, b.Step, p.run, p.step)
+	}
+	if err := b.Validate(); err != nil {
+		return false, fmt.Errorf("%w: %w", ErrInvalidBatch, err)
+	}
+	k := batchKey{b.Producer, b.Seq}
+	if _, dup := p.seen[k]; dup {
+		p.totals.duplicates++
+		return false, nil
+	}
+	sk, err := p.decodeSketches(b)
+	if err != nil {
+		return false, fmt.Errorf("%w: producer %s batch %d: %w", ErrInvalidBatch, b.Producer, b.Seq, err)
+	}
+	p.seen[k] = struct{}{}
+	p.commit(b, k, sk)
+	return true, nil
+}
+
+// Corrupt counts a batch of this step that could not be decoded at all.
+func (p *Pool) Corrupt() { p.totals.corrupt++ }
+
+// decodeSketches decodes every sketch of b with messages.DecodeSketch, three
+// per phase (response, service, TLS; nil when absent), before anything is
+// merged, so that a bad sketch leaves the pool unchanged.
+func (p *Pool) decodeSketches(b *messages.SampleBatch) ([]*ddsketch.DDSketch, error) {
+	out := make([]*ddsketch.DDSketch, 3*len(b.Phases))
+	for i := range b.Phases {
+		ps := &b.Phases[i]
+		for j, s := range [3]*messages.Sample{&ps.Response, &ps.Service, &ps.TLS} {
+			if len(s.Sketch) == 0 {
+				continue
+			}
+			sk, err := messages.DecodeSketch(s.Sketch)
+			if err != nil {
+				return nil, fmt.Errorf("phase %s: %w", ps.Phase, err)
+			}
+			out[3*i+j] = sk
+		}
+	}
+	return out, nil
+}
+
+func (p *Pool) commit(b *messages.SampleBatch, k batchKey, sk []*ddsketch.DDSketch) {
+	t := &p.totals
+	t.batches++
+	t.scheduled += b.Scheduled
+	t.completed += b.Completed
+	t.dropped += b.Health.Dropped
+	t.lost += b.Health.Lost
+	t.lagP99Max = max(t.lagP99Max, b.Health.LagP99)
+	t.cpuMax = max(t.cpuMax, b.Health.CPU)
+	if p.ref == nil || k.less(*p.ref) {
+		p.ref, p.info = &k, b.Info
+	}
+	pa := p.producer(b.Producer)
+	pa.add(b)
+	for i := range b.Phases {
+		p.addPhase(pa, k, &b.Phases[i], sk[3*i:3*i+3])
+	}
+}
+
+func (p *Pool) producer(id string) *producerAcc {
+	pa := p.prods[id]
+	if pa == nil {
+		pa = &producerAcc{}
+		p.prods[id] = pa
+	}
+	return pa
+}
+
+func (p *Pool) addPhase(pa *producerAcc, k batchKey, ps *messages.PhaseStats, sk []*ddsketch.DDSketch) {
+	a := &p.phases[ps.Phase]
+	a.present = true
+	a.attempted += ps.Attempted
+	a.succeeded += ps.Succeeded
+	a.dropped += ps.Dropped
+	a.count += ps.Response.Count
+	pa.errors += ps.Attempted - ps.Succeeded
+	adopt(&pa.response[ps.Phase], sk[0])
+	adopt(&a.service, sk[1])
+	adopt(&a.tls, sk[2])
+	if len(ps.Response.Values) > 0 {
+		a.strata = append(a.strata, stratum{key: k, count: ps.Response.Count, values: ps.Response.Values})
+	}
+	for _, e := range ps.Errors {
+		p.addError(k, ps.Phase, e)
+	}
+}
+
+// phaseAcc accumulates one phase over every batch.
+type phaseAcc struct {
+	present                       bool
+	attempted, succeeded, dropped uint64
+	count                         uint64 // response latencies
+	service, tls                  *ddsketch.DDSketch
+	strata                        []stratum
+}
+
+// stratum is one batch's response-time reservoir: values drawn uniformly
+// from count latencies.
+type stratum struct {
+	key    batchKey
+	count  uint64
+	values []uint32
+}
+
+// producerAcc accumulates one producer's batches.
+type producerAcc struct {
+	batches   uint64
+	final     bool
+	finalSeq  uint64
+	lost      uint64
+	completed uint64
+	errors    uint64
+	saturated bool
+	sessions  uint32 // the most sessions it reported open
+	response  [messages.NumPhases]*ddsketch.DDSketch
+}
+
+func (pa *producerAcc) add(b *messages.SampleBatch) {
+	pa.batches++
+	if b.Final {
+		pa.final, pa.finalSeq = true, b.Seq
+	}
+	pa.lost += b.Health.Lost
+	pa.completed += b.Completed
+	pa.saturated = pa.saturated || b.Health.Saturated
+	pa.sessions = max(pa.sessions, b.Health.Sessions)
+}
+
+// done reports whether the producer's batches are all in: its final batch,
+// and every earlier one either here or reported lost.
+func (pa *producerAcc) done() bool {
+	return pa.final && pa.batches+pa.lost >= pa.finalSeq+1
+}
+
+// finished reports whether every producer that sent something is done. An
+// empty pool is not finished.
+func (p *Pool) finished() bool {
+	if len(p.prods) == 0 {
+		return false
+	}
+	for _, pa := range p.prods {
+		if !pa.done() {
+			return false
+		}
+	}
+	return true
+}

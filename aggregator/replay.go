@@ -1,0 +1,97 @@
+package aggregator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/imapload/imapload/messages"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// replayBatch is how many messages one fetch of a replay asks for.
+const replayBatch = 256
+
+// replay opens step k by reading every batch of it stored so far, in stream
+// order, with an ordered consumer. Whatever this aggregator, or one before
+// it, acknowledged earlier is pooled again: that is what makes a restart
+// mid-step give the same result.
+func (a *Aggregator) replay(ctx context.Context, k stepKey) (*openStep, error) {
+	st := newOpenStep(k, a.opts.poolOptions())
+	err := a.readAll(ctx, messages.SamplesStream, messages.StepSamplesFilter(k.run, k.step),
+		func(m jetstream.Msg, md *jetstream.MsgMetadata) {
+			_, _ = st.absorb(md.Sequence.Stream, md.Timestamp, m.Subject(), m.Data())
+		})
+	if err != nil {
+		return nil, fmt.Errorf("aggregator: replay run %s step %d: %w", k.run, k.step, err)
+	}
+	return st, nil
+}
+
+// loadRun learns which steps of run already have a result in the results
+// stream, once per run, so that a restarted aggregator never publishes a
+// step twice.
+func (a *Aggregator) loadRun(ctx context.Context, run string) error {
+	if a.runs[run] {
+		return nil
+	}
+	subject := messages.ResultsSubject(run)
+	ictx, cancel := context.WithTimeout(ctx, ioTimeout)
+	defer cancel()
+	info, err := a.results.Info(ictx, jetstream.WithSubjectFilter(subject))
+	if err != nil {
+		return fmt.Errorf("aggregator: results of run %s: %w", run, err)
+	}
+	if info.State.Subjects[subject] > 0 {
+		err = a.readAll(ctx, messages.ResultsStream, subject, func(m jetstream.Msg, _ *jetstream.MsgMetadata) {
+			var head struct {
+				Kind string `json:"kind"`
+				Step int    `json:"step"`
+			}
+			if json.Unmarshal(m.Data(), &head) == nil && head.Kind == messages.KindStepResult {
+				a.closed[stepKey{run, head.Step}] = true
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("aggregator: results of run %s: %w", run, err)
+		}
+	}
+	a.runs[run] = true
+	return nil
+}
+
+// readAll passes every message of stream matching filter, as of now, to each.
+func (a *Aggregator) readAll(ctx context.Context, stream, filter string, each func(jetstream.Msg, *jetstream.MsgMetadata)) error {
+	ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+	defer cancel()
+	oc, err := a.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
+		FilterSubjects:    []string{filter},
+		InactiveThreshold: 10 * time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	for ctx.Err() == nil {
+		batch, err := oc.FetchNoWait(replayBatch)
+		if err != nil {
+			return err
+		}
+		n, pending := 0, uint64(0)
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil {
+				continue
+			}
+			each(m, md)
+			n, pending = n+1, md.NumPending
+		}
+		if err := batch.Error(); err != nil {
+			return err
+		}
+		if n == 0 || pending == 0 {
+			return nil
+		}
+	}
+	return ctx.Err()
+}
