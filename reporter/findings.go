@@ -1,0 +1,275 @@
+package reporter
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/imapload/imapload/messages"
+)
+
+// fallacyNote is the smallest relative gap between the average of the
+// per-producer P99s and the pooled P99 that is worth a finding.
+const fallacyNote = 0.10
+
+// topErrors is how many error kinds the knee finding and the table name.
+const topErrors = 3
+
+// findings returns plain sentences about steps (sorted by step number): the
+// knee and what happened there, steps that cannot be trusted, bimodal phases,
+// producers that depart from the pool, the averaging fallacy, and percentiles
+// where sketch and sample disagree.
+func findings(steps []messages.StepResult, knee *messages.Knee, threshold float64) []string {
+	out := kneeFindings(steps, knee, threshold)
+	for i := range steps {
+		out = append(out, stepFindings(&steps[i])...)
+	}
+	out = append(out, bimodalFindings(steps)...)
+	out = append(out, deviantFindings(steps)...)
+	out = append(out, fallacyFindings(steps)...)
+	return append(out, disagreeFindings(steps)...)
+}
+
+func kneeFindings(steps []messages.StepResult, knee *messages.Knee, threshold float64) []string {
+	var valid []*messages.StepResult
+	for _, s := range byRate(steps) {
+		if !s.GeneratorSaturated {
+			valid = append(valid, s)
+		}
+	}
+	switch {
+	case len(steps) == 0:
+		return nil
+	case len(valid) == 0:
+		return []string{"no valid step: the generator was saturated at every step — add producers or give them more CPU"}
+	case knee == nil:
+		top := valid[len(valid)-1]
+		return []string{fmt.Sprintf("no knee: every valid step delivered at least %s of its target, up to step %d at %s/s offered (%s/s delivered)",
+			percent(threshold), top.Step, rate(top.TargetRate), rate(top.DeliveredRate))}
+	}
+	var out []string
+	if valid[0].Step == knee.Step {
+		out = append(out, fmt.Sprintf("the knee is the first valid step (step %d, %s/s): start the ramp lower to find a rate the server sustains", knee.Step, rate(knee.Rate)))
+	}
+	out = append(out, recoveryFindings(valid, knee, threshold)...)
+	return append(out, kneeErrors(steps, knee.Step))
+}
+
+// recoveryFindings points out valid steps above the knee's rate that held
+// again: the knee stays the first dip.
+func recoveryFindings(valid []*messages.StepResult, knee *messages.Knee, threshold float64) []string {
+	var again []int
+	seenKnee := false
+	for _, s := range valid {
+		if seenKnee && s.Ratio >= threshold {
+			again = append(again, s.Step)
+		}
+		seenKnee = seenKnee || s.Step == knee.Step
+	}
+	if len(again) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s held again after the knee at step %d: the delivered series is not monotone (noise, or a server that recovered); the knee stays the first step below the threshold",
+		stepsWord(again), knee.Step)}
+}
+
+func kneeErrors(steps []messages.StepResult, step int) string {
+	i := slices.IndexFunc(steps, func(s messages.StepResult) bool { return s.Step == step })
+	errs := sortedErrors(steps[i].Errors)
+	if len(errs) == 0 {
+		return fmt.Sprintf("at the knee (step %d) no command failed: the server fell behind by slowing down, not by refusing", step)
+	}
+	parts := make([]string, 0, topErrors)
+	for _, e := range errs[:min(topErrors, len(errs))] {
+		parts = append(parts, fmt.Sprintf("%s %q (%d)", e.Phase, clip(e.Kind, 80), e.Count))
+	}
+	return fmt.Sprintf("at the knee (step %d) the top errors were: %s", step, strings.Join(parts, ", "))
+}
+
+// sortedErrors returns a copy of errs, most frequent first, then by phase and kind.
+func sortedErrors(errs []messages.ErrorGroup) []messages.ErrorGroup {
+	out := slices.Clone(errs)
+	slices.SortStableFunc(out, func(a, b messages.ErrorGroup) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(phaseOrder(a.Phase), phaseOrder(b.Phase)), strings.Compare(a.Kind, b.Kind))
+	})
+	return out
+}
+
+// stepFindings says why a step's figures cannot be taken at face value.
+func stepFindings(s *messages.StepResult) []string {
+	var out []string
+	if s.GeneratorSaturated {
+		out = append(out, fmt.Sprintf("step %d: generator saturated on %s — not a server measurement (schedule lag p99 up to %s ms, producer CPU up to %.2f cores)",
+			s.Step, saturatedOn(s), ms(s.Health.LagP99Max), s.Health.CPUMax))
+	}
+	if len(s.Missing) > 0 {
+		out = append(out, fmt.Sprintf("step %d: %s missing (%s): the delivered rate counts only the producers that sent their final batch",
+			s.Step, plural(len(s.Missing), "producer"), strings.Join(s.Missing, ", ")))
+	} else if !s.Complete {
+		out = append(out, fmt.Sprintf("step %d: incomplete — the aggregator timed out before every final batch arrived", s.Step))
+	}
+	if s.Lost+s.Corrupt > 0 {
+		out = append(out, fmt.Sprintf("step %d: %d batches lost by producers and %d corrupt: its counts are too low", s.Step, s.Lost, s.Corrupt))
+	}
+	if s.Dropped > 0 {
+		out = append(out, fmt.Sprintf("step %d: the generators dropped %d scheduled commands (no free session)", s.Step, s.Dropped))
+	}
+	return out
+}
+
+func saturatedOn(s *messages.StepResult) string {
+	names := s.Health.SaturatedProducers
+	if len(names) == 0 {
+		for _, p := range s.PerProducer {
+			if p.Saturated {
+				names = append(names, p.Producer)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "a producer"
+	}
+	return strings.Join(names, ", ")
+}
+
+// allPhases lists the phase names of every step, in session order.
+func allPhases(steps []messages.StepResult) []string {
+	union := map[string]messages.PhaseResult{}
+	for _, s := range steps {
+		for name := range s.Phases {
+			union[name] = messages.PhaseResult{}
+		}
+	}
+	return phaseNames(union)
+}
+
+// bimodalFindings names each bimodal phase once, with the steps where it was
+// bimodal and the modes at the first of them.
+func bimodalFindings(steps []messages.StepResult) []string {
+	var out []string
+	for _, name := range allPhases(steps) {
+		var at []int
+		var first *messages.Bimodality
+		for _, s := range steps {
+			if b := s.Phases[name].Bimodal; b != nil {
+				first = cmp.Or(first, b)
+				at = append(at, s.Step)
+			}
+		}
+		if first != nil {
+			out = append(out, bimodalSentence(name, first, at))
+		}
+	}
+	return out
+}
+
+func bimodalSentence(phase string, b *messages.Bimodality, at []int) string {
+	low, high := "", ""
+	if phase == messages.Login.String() {
+		low, high = " (likely cache hits)", " (likely password-hash misses, e.g. bcrypt)"
+	}
+	where := stepsWord(at)
+	if len(at) > 1 {
+		where += fmt.Sprintf("; at step %d", at[0])
+	}
+	return fmt.Sprintf("%s is bimodal at %s: %s at %s ms%s and %s at %s ms%s — its percentiles describe neither mode",
+		phase, where, percent(b.LowShare), ms(b.LowMode), low, percent(b.HighShare), ms(b.HighMode), high)
+}
+
+// deviantFindings names each producer that departs from the pool once, with
+// the steps where it did and its figures at the first of them.
+func deviantFindings(steps []messages.StepResult) []string {
+	at := map[string][]int{}
+	first := map[string]messages.ProducerBreakdown{}
+	for _, s := range steps {
+		for _, p := range s.PerProducer {
+			if !p.Deviant {
+				continue
+			}
+			if _, ok := first[p.Producer]; !ok {
+				first[p.Producer] = p
+			}
+			at[p.Producer] = append(at[p.Producer], s.Step)
+		}
+	}
+	names := make([]string, 0, len(at))
+	for name := range at {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	out := make([]string, 0, len(names))
+	for _, name := range names {
+		out = append(out, deviantSentence(first[name], at[name]))
+	}
+	return out
+}
+
+func deviantSentence(p messages.ProducerBreakdown, at []int) string {
+	reason := ""
+	if p.Reason != "" {
+		reason = ": " + p.Reason
+	}
+	where := ""
+	if len(at) > 1 {
+		where = fmt.Sprintf("at step %d: ", at[0])
+	}
+	return fmt.Sprintf("producer %s departs from the pool at %s%s (%sP99 %s ms, %s of the completions); shown beside the pool, never averaged into it",
+		p.Producer, stepsWord(at), reason, where, ms(p.P99), percent(p.Share))
+}
+
+// fallacyFindings quantifies, per phase at its worst step, how wrong the
+// average of the per-producer P99s would have been.
+func fallacyFindings(steps []messages.StepResult) []string {
+	worst := map[string]float64{}
+	worstStep := map[string]int{}
+	for _, s := range steps {
+		for phase, v := range s.AverageP99Fallacy {
+			if math.Abs(v) > math.Abs(worst[phase]) {
+				worst[phase], worstStep[phase] = v, s.Step
+			}
+		}
+	}
+	var out []string
+	for _, phase := range phaseNames(toPhaseSet(worst)) {
+		v := worst[phase]
+		if math.Abs(v) < fallacyNote {
+			continue
+		}
+		verb := "understate"
+		if v > 0 {
+			verb = "overstate"
+		}
+		out = append(out, fmt.Sprintf("averaging the per-producer P99s would %s the pooled P99 of %s by %s (step %d); the report uses pooled percentiles only",
+			verb, phase, percent(math.Abs(v)), worstStep[phase]))
+	}
+	return out
+}
+
+func toPhaseSet(m map[string]float64) map[string]messages.PhaseResult {
+	set := make(map[string]messages.PhaseResult, len(m))
+	for k := range m {
+		set[k] = messages.PhaseResult{}
+	}
+	return set
+}
+
+// disagreeFindings lists phases whose sketch percentiles fell outside the
+// sample's 95% interval.
+func disagreeFindings(steps []messages.StepResult) []string {
+	var out []string
+	for _, s := range steps {
+		for _, name := range phaseNames(s.Phases) {
+			if d := s.Phases[name].Disagree; len(d) > 0 {
+				verb := "lies"
+				if len(d) > 1 {
+					verb = "lie"
+				}
+				out = append(out, fmt.Sprintf("step %d: the %s %s of the merged sketches %s outside the sampled 95%% interval (expected by chance about 1 time in 20 per percentile)",
+					s.Step, name, strings.Join(d, ", "), verb))
+			}
+		}
+	}
+	return out
+}

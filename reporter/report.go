@@ -1,0 +1,56 @@
+package reporter
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/imapload/imapload/messages"
+)
+
+// Build makes the report of run from its step results: the steps in step
+// order, the knee, the last step that held, the invalid steps and plain
+// findings. It is pure: now stamps Generated (in UTC).
+//
+// Build expects one result per step; when a step number appears more than
+// once, the last occurrence in steps wins (the aggregator may republish a
+// step). A threshold that is not a positive number means DefaultThreshold.
+// The slices of the report are never nil, so that JSON shows [] rather than null.
+func Build(run string, steps []messages.StepResult, threshold float64, now time.Time) messages.RunReport {
+	threshold = thresholdOrDefault(threshold)
+	sorted := latestPerStep(steps)
+	knee, lastHeld, invalid := FindKnee(sorted, threshold)
+	return messages.RunReport{
+		Kind:      messages.KindRunReport,
+		Run:       run,
+		Threshold: threshold,
+		Knee:      knee,
+		LastHeld:  lastHeld,
+		Invalid:   orEmpty(invalid),
+		Findings:  orEmpty(findings(sorted, knee, threshold)),
+		Steps:     sorted,
+		Generated: now.UTC(),
+	}
+}
+
+// latestPerStep returns a copy of steps sorted by step number, keeping the
+// last occurrence of each step number.
+func latestPerStep(steps []messages.StepResult) []messages.StepResult {
+	out := make([]messages.StepResult, 0, len(steps))
+	seen := make(map[int]bool, len(steps))
+	for i := len(steps) - 1; i >= 0; i-- {
+		if !seen[steps[i].Step] {
+			seen[steps[i].Step] = true
+			out = append(out, steps[i])
+		}
+	}
+	slices.SortFunc(out, func(a, b messages.StepResult) int { return cmp.Compare(a.Step, b.Step) })
+	return out
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,214 @@
+package reporter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/messages"
+)
+
+// runState is what Run knows of one run.
+type runState struct {
+	steps map[int]messages.StepResult // the latest result of each step
+	seq   uint64                      // stream sequence of the newest step result
+	dirty bool                        // a result arrived since the last report
+	// published is set when the stream holds a run report newer than the
+	// newest step result (ours, or one read back after a restart).
+	published bool
+}
+
+// Run ensures the results stream, reads it from the start through an ordered
+// consumer filtered on the run's results subject (every run's, for a reporter
+// of every run), keeps the latest result of each step, and whenever it has
+// caught up with the stream builds and renders a new report of each run that
+// changed and publishes it, unless a run report newer than the run's newest
+// step result is already on the stream (so a restart republishes nothing).
+// Messages that are not valid results are logged, counted and skipped.
+//
+// Run returns nil once ctx is cancelled, after its consumer has stopped, or
+// an error if the stream cannot be set up or read. Call it once.
+func (r *Reporter) Run(ctx context.Context) error {
+	if !r.started.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: Run called twice", ErrInvalidOptions)
+	}
+	defer close(r.updates)
+	js, it, err := r.subscribe(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // cancelled while setting up
+		}
+		return err
+	}
+	// Stop ends nats.go's pull goroutines by itself. Its Closed() channel is
+	// not awaited: in nats.go v1.55.0 an ordered consumer's never closes.
+	defer it.Stop()
+	for {
+		m, err := it.Next(jetstream.NextContext(ctx))
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrConsume, err)
+		}
+		if r.handle(m) {
+			r.flush(ctx, js)
+		}
+	}
+}
+
+func (r *Reporter) subscribe(ctx context.Context) (jetstream.JetStream, jetstream.MessagesContext, error) {
+	js, err := jetstream.New(r.nc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrConsume, err)
+	}
+	if _, err := bus.EnsureResults(ctx, js, r.opts.Bus); err != nil {
+		return nil, nil, err
+	}
+	filter := messages.ResultsSubjects
+	if r.run != "" {
+		filter = messages.ResultsSubject(r.run)
+	}
+	oc, err := js.OrderedConsumer(ctx, messages.ResultsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: ordered consumer on %s: %v", ErrConsume, filter, err)
+	}
+	it, err := oc.Messages()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrConsume, err)
+	}
+	return js, it, nil
+}
+
+// handle takes in one message and reports whether Run has caught up with
+// the stream (time to build reports).
+func (r *Reporter) handle(m jetstream.Msg) bool {
+	var seq, pending uint64
+	if md, err := m.Metadata(); err == nil {
+		seq, pending = md.Sequence.Stream, md.NumPending
+	}
+	kind, res, err := DecodeResult(m.Data())
+	if err == nil && res != nil && res.Run != runOfSubject(m.Subject()) {
+		err = fmt.Errorf("%w: step result of run %q on subject %s", ErrInvalidResult, res.Run, m.Subject())
+	}
+	switch {
+	case err != nil:
+		r.count(func(s *Stats) { s.Invalid++ })
+		r.log.Warn("reporter: skipping a message that is not a valid result", "subject", m.Subject(), "seq", seq, "kind", clip(kind, 40), "err", err)
+	case res == nil:
+		r.count(func(s *Stats) { s.Ignored++ })
+		if st := r.runs[runOfSubject(m.Subject())]; st != nil && seq > st.seq {
+			st.published = true
+		}
+	default:
+		r.count(func(s *Stats) { s.Results++ })
+		r.accept(res, seq)
+	}
+	return pending == 0
+}
+
+func runOfSubject(subject string) string {
+	return strings.TrimPrefix(subject, messages.ResultsSubject(""))
+}
+
+func (r *Reporter) accept(res *messages.StepResult, seq uint64) {
+	st := r.runs[res.Run]
+	if st == nil {
+		st = &runState{steps: map[int]messages.StepResult{}}
+		r.runs[res.Run] = st
+	}
+	st.steps[res.Step] = *res
+	st.seq, st.dirty, st.published = seq, true, false
+}
+
+// flush builds and renders the report of every run that changed, and
+// publishes it unless the stream already holds a report of these results.
+func (r *Reporter) flush(ctx context.Context, js jetstream.JetStream) {
+	for _, run := range slices.Sorted(maps.Keys(r.runs)) {
+		st := r.runs[run]
+		if !st.dirty {
+			continue
+		}
+		st.dirty = false
+		steps := slices.Collect(maps.Values(st.steps))
+		rep := Build(run, steps, r.opts.Threshold, time.Now())
+		r.keep(rep)
+		if !st.published {
+			r.publish(ctx, js, rep, "report-"+run+"-"+strconv.FormatUint(st.seq, 10))
+			st.published = true
+		}
+		r.render(rep)
+	}
+}
+
+// publish sends rep as JSON on its run's results subject. The message id
+// names the newest step result the report includes, so a restarted reporter
+// that rebuilds the same report is deduplicated by the stream.
+func (r *Reporter) publish(ctx context.Context, js jetstream.JetStream, rep messages.RunReport, id string) {
+	data, err := fitReport(rep, r.nc.MaxPayload()-1024)
+	if err == nil {
+		msg := nats.NewMsg(messages.ResultsSubject(rep.Run))
+		msg.Header.Set(bus.ContentType, bus.JSONType)
+		msg.Data = data
+		_, err = js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
+	}
+	if err != nil {
+		r.count(func(s *Stats) { s.PublishErrors++ })
+		r.log.Error("reporter: publish run report", "run", rep.Run, "msg_id", id, "err", err)
+		return
+	}
+	r.count(func(s *Stats) { s.Published++ })
+}
+
+// fitReport encodes rep in at most limit bytes: whole if it fits, else
+// without the per-producer breakdowns, else without the steps (which stay in
+// the stream as step results; the files keep everything).
+func fitReport(rep messages.RunReport, limit int64) ([]byte, error) {
+	data, err := json.Marshal(rep)
+	if err != nil || int64(len(data)) <= limit {
+		return data, err
+	}
+	steps := slices.Clone(rep.Steps)
+	for i := range steps {
+		steps[i].PerProducer = nil
+	}
+	rep.Steps = steps
+	if data, err = json.Marshal(rep); err != nil || int64(len(data)) <= limit {
+		return data, err
+	}
+	rep.Steps = []messages.StepResult{}
+	if data, err = json.Marshal(rep); err != nil || int64(len(data)) <= limit {
+		return data, err
+	}
+	return nil, fmt.Errorf("reporter: run report of %d bytes even without steps, limit %d", len(data), limit)
+}
+
+// render writes the table to Out and the files to OutDir, if set.
+func (r *Reporter) render(rep messages.RunReport) {
+	if r.opts.Out != nil {
+		if err := RenderTable(r.opts.Out, rep); err != nil {
+			r.log.Error("reporter: render table", "run", rep.Run, "err", err)
+		}
+	}
+	if r.opts.OutDir == "" {
+		return
+	}
+	dir := r.opts.OutDir
+	if r.run == "" {
+		dir = filepath.Join(dir, rep.Run)
+	}
+	if _, err := WriteFiles(dir, rep); err != nil {
+		r.count(func(s *Stats) { s.WriteErrors++ })
+		r.log.Error("reporter: write report files", "run", rep.Run, "dir", dir, "err", err)
+	}
+}

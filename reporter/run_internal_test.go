@@ -1,0 +1,60 @@
+package reporter
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/imapload/imapload/messages"
+)
+
+func TestFitReport(t *testing.T) {
+	rep := Build("golden", goldenSteps(), 0, fixedNow)
+	full, _ := json.Marshal(rep)
+	rep.Steps[0].PerProducer = nil
+	tests := []struct {
+		name          string
+		limit         int64
+		wantSteps     int
+		wantProducers bool
+		wantErr       bool
+	}{
+		{name: "fits whole", limit: int64(len(full)), wantSteps: 5, wantProducers: true},
+		{name: "without per-producer breakdowns", limit: int64(len(full)) - 100, wantSteps: 5},
+		{name: "without steps", limit: 2000, wantSteps: 0},
+		{name: "too small even so", limit: 100, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := fitReport(Build("golden", goldenSteps(), 0, fixedNow), tt.limit)
+			if tt.wantErr {
+				if err == nil {
+					t.Errorf("fitReport(limit %d) error = nil, want one", tt.limit)
+				}
+				return
+			}
+			if err != nil || int64(len(data)) > tt.limit {
+				t.Fatalf("fitReport(limit %d) = %d bytes, %v", tt.limit, len(data), err)
+			}
+			var got messages.RunReport
+			if err := json.Unmarshal(data, &got); err != nil {
+				t.Fatalf("fitReport() JSON: %v", err)
+			}
+			if len(got.Steps) != tt.wantSteps || got.Knee == nil || got.Knee.Step != 4 {
+				t.Errorf("fitReport(limit %d) steps %d, knee %+v, want %d steps and the knee at step 4", tt.limit, len(got.Steps), got.Knee, tt.wantSteps)
+			}
+			if has := len(got.Steps) > 0 && got.Steps[0].PerProducer != nil; has != tt.wantProducers {
+				t.Errorf("fitReport(limit %d) per-producer breakdowns kept = %v, want %v", tt.limit, has, tt.wantProducers)
+			}
+		})
+	}
+}
+
+func TestRunOfSubject(t *testing.T) {
+	if got := runOfSubject(messages.ResultsSubject("r-1")); got != "r-1" {
+		t.Errorf("runOfSubject(%q) = %q, want r-1", messages.ResultsSubject("r-1"), got)
+	}
+	if got := runOfSubject("imapload.results.a.b"); !strings.Contains(got, ".") {
+		t.Errorf("runOfSubject(imapload.results.a.b) = %q, want a token that is not a run name", got)
+	}
+}
