@@ -7,6 +7,11 @@ func commands() []*cobra.Command {
 	return []*cobra.Command{
 		natsCmd(),
 		imapserverCmd(),
+		producerCmd(),
+		aggregatorCmd(),
+		reporterCmd(),
 		stepCmd(),
+		rampCmd(),
+		demoCmd(),
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,10 +23,15 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return applyEnv(cmd.Flags())
+			if err := applyEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			return startProfile(cmd)
 		},
+		PersistentPostRun: func(*cobra.Command, []string) { stopProfile() },
 	}
 	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
+	root.PersistentFlags().String("cpuprofile", "", "write a CPU profile of this process to the file")
 	root.AddCommand(commands()...)
 	return root
 }
@@ -64,4 +70,27 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 func flagString(cmd *cobra.Command, name string) string {
 	v, _ := cmd.Flags().GetString(name)
 	return v
+}
+
+var profile *os.File
+
+// startProfile starts CPU profiling when --cpuprofile is given.
+func startProfile(cmd *cobra.Command) error {
+	path := flagString(cmd, "cpuprofile")
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	profile = f
+	return pprof.StartCPUProfile(f)
+}
+
+func stopProfile() {
+	if profile != nil {
+		pprof.StopCPUProfile()
+		profile.Close()
+	}
 }

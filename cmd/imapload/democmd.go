@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/imapload/imapload/aggregator"
+	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/producer"
+	"github.com/imapload/imapload/ramp"
+	"github.com/imapload/imapload/reporter"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+)
+
+func demoCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the whole pipeline in one process against the embedded IMAP server",
+		Long: `Starts an embedded NATS server with JetStream (temporary store), the embedded IMAP server
+(capacity 500 commands/s, a slow backend on 5% of the accounts, bcrypt logins with a
+short cache), three producers sharing one account pool, the aggregator, the reporter and
+the ramp controller; doubles the offered rate from --start until one step past the knee,
+with live progress, then prints the table, the knee and the findings and writes the
+report files to --out.`,
+		Example: `  go run ./cmd/imapload demo
+  go run ./cmd/imapload demo --step-duration 5s --rates 200,400,800 --out /tmp/report`,
+		Args: cobra.NoArgs,
+		RunE: runDemo,
+	}
+	addRampFlags(cmd)
+	addProducerFlags(cmd)
+	addIMAPServerFlags(cmd)
+	cmd.Flags().Int("producers", 3, "producers to run in this process")
+	// The server's knobs put the knee inside the default ramp: 2 workers × 3 ms
+	// is 667 commands/s, so 400/s holds and 800/s does not (set-up commands
+	// add about a tenth to the scheduled rate).
+	for name, v := range map[string]string{"out": "imapload-report", "step-duration": "8s", "max": "3200",
+		"workers": "2", "service-time": "3ms", "slow-fraction": "0.05", "slow-delay": "30ms",
+		"bcrypt-cost": "7", "login-cache-ttl": "5s"} {
+		setDefault(cmd, name, v)
+	}
+	return cmd
+}
+
+// demo holds the in-process pipeline.
+type demo struct {
+	out   io.Writer
+	log   *slog.Logger
+	store string // NATS store directory, removed at the end
+	ns    *embedded.NATS
+	imap  *embedded.IMAP
+	conns []*nats.Conn
+	wg    sync.WaitGroup
+	errs  chan error
+}
+
+func runDemo(cmd *cobra.Command, _ []string) error {
+	ctx := cmd.Context()
+	d := &demo{out: cmd.OutOrStdout(), log: logger(cmd), errs: make(chan error, 16)}
+	defer d.close()
+	if err := d.startServers(cmd); err != nil {
+		return err
+	}
+	run := "demo-" + time.Now().UTC().Format("20060102-150405")
+	roles, cancelRoles := context.WithCancel(ctx)
+	defer func() { cancelRoles(); d.wg.Wait() }()
+	rep, err := d.startRoles(roles, cmd, run)
+	if err != nil {
+		return err
+	}
+	n, _ := cmd.Flags().GetInt("producers")
+	if err := d.awaitProducers(ctx, n); err != nil {
+		return err
+	}
+	results, err := d.ramp(ctx, cmd, run)
+	if len(results) == 0 {
+		return errors.Join(err, d.roleErr())
+	}
+	threshold, _ := cmd.Flags().GetFloat64("threshold")
+	report := d.finalReport(ctx, rep, run, results, threshold)
+	ferr := finish(d.out, flagString(cmd, "out"), report)
+	printDemoFindings(d.out, report, d.setup(cmd))
+	return errors.Join(err, ferr, d.roleErr())
+}
+
+func (d *demo) startServers(cmd *cobra.Command) error {
+	dir, err := os.MkdirTemp("", "imapload-demo-nats-")
+	if err != nil {
+		return err
+	}
+	d.store = dir
+	d.ns, err = embedded.StartNATS(&embedded.NATSOptions{StoreDir: dir})
+	if err != nil {
+		return err
+	}
+	d.imap, err = embedded.StartIMAP(imapOptions(cmd, "127.0.0.1:0"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(d.out, "embedded NATS on %s (tail results: nats sub -s %s 'imapload.results.>')\n", d.ns.ClientURL(), d.ns.ClientURL())
+	fmt.Fprintf(d.out, "embedded IMAP server on %s, capacity %.0f commands/s\n", d.imap.Addr(), d.imap.Capacity())
+	return nil
+}
+
+// connect opens one NATS connection per role, as separate processes would.
+func (d *demo) connect(name string) (*nats.Conn, error) {
+	nc, err := d.ns.Connect(nats.Name(name))
+	if err == nil {
+		d.conns = append(d.conns, nc)
+	}
+	return nc, err
+}
+
+// start runs a role until ctx ends, reporting an early failure.
+func (d *demo) start(ctx context.Context, name string, run func(context.Context) error) {
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		if err := run(ctx); err != nil && ctx.Err() == nil {
+			d.errs <- fmt.Errorf("%s: %w", name, err)
+		}
+	}()
+}
+
+func (d *demo) startRoles(ctx context.Context, cmd *cobra.Command, run string) (*reporter.Reporter, error) {
+	n, _ := cmd.Flags().GetInt("producers")
+	for i := 1; i <= n; i++ {
+		if err := d.startProducer(ctx, cmd, fmt.Sprintf("demo-p%d", i), uint64(i)); err != nil {
+			return nil, err
+		}
+	}
+	nc, err := d.connect("imapload-aggregator")
+	if err != nil {
+		return nil, err
+	}
+	agg, err := aggregator.New(nc, &aggregator.Options{Logger: d.log, StepTimeout: 10 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	d.start(ctx, "aggregator", agg.Run)
+	if nc, err = d.connect("imapload-reporter"); err != nil {
+		return nil, err
+	}
+	threshold, _ := cmd.Flags().GetFloat64("threshold")
+	rep, err := reporter.New(nc, run, &reporter.Options{Threshold: threshold, OutDir: flagString(cmd, "out"), Logger: d.log})
+	if err != nil {
+		return nil, err
+	}
+	d.start(ctx, "reporter", rep.Run)
+	return rep, nil
+}
+
+func (d *demo) startProducer(ctx context.Context, cmd *cobra.Command, id string, seed uint64) error {
+	o, err := producerOptions(cmd)
+	if err != nil {
+		return err
+	}
+	o.ID, o.Addr, o.Logger, o.Seed = id, d.imap.Addr(), d.log, seed
+	nc, err := d.connect("imapload-" + id)
+	if err != nil {
+		return err
+	}
+	p, err := producer.New(nc, o)
+	if err != nil {
+		return err
+	}
+	d.start(ctx, id, p.Run)
+	return nil
+}
+
+// awaitProducers polls the registry until n producers are live.
+func (d *demo) awaitProducers(ctx context.Context, n int) error {
+	js, err := jetstream.New(d.conns[0])
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if kv, err := js.KeyValue(ctx, messages.ProducersBucket); err == nil {
+			if keys, err := kv.Keys(ctx); err == nil && len(keys) >= n {
+				return nil
+			}
+		}
+		select {
+		case err := <-d.errs:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("demo: %d producers did not register within 15s", n)
+}
+
+func (d *demo) ramp(ctx context.Context, cmd *cobra.Command, run string) ([]messages.StepResult, error) {
+	plan, tmpl, err := rampPlan(cmd, run)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := d.connect("imapload-ramp")
+	if err != nil {
+		return nil, err
+	}
+	return driveRamp(ctx, nc, &ramp.Options{Template: tmpl, Plan: plan, ResultWait: 30 * time.Second, Logger: d.log}, d.out)
+}
+
+// finalReport is the reporter's report once it covers every step, or one
+// built here if the reporter is late.
+func (d *demo) finalReport(ctx context.Context, rep *reporter.Reporter, run string, results []messages.StepResult, threshold float64) messages.RunReport {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if r, ok := rep.Report(run); ok && len(r.Steps) >= len(results) {
+			return r
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return reporter.Build(run, results, threshold, time.Now().UTC())
+}
+
+func (d *demo) setup(cmd *cobra.Command) demoSetup {
+	o := imapOptions(cmd, "")
+	return demoSetup{capacity: d.imap.Capacity(), bcryptCost: o.BcryptCost, slowFraction: o.SlowFraction, slowDelay: o.SlowDelay}
+}
+
+func (d *demo) roleErr() error {
+	select {
+	case err := <-d.errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+func (d *demo) close() {
+	for _, nc := range d.conns {
+		nc.Close()
+	}
+	if d.imap != nil {
+		d.imap.Close()
+	}
+	if d.ns != nil {
+		d.ns.Shutdown()
+	}
+	if d.store != "" {
+		os.RemoveAll(d.store)
+	}
+}
+
+// setDefault changes a flag's default value (shown in --help too).
+func setDefault(cmd *cobra.Command, name, v string) {
+	f := cmd.Flags().Lookup(name)
+	if err := f.Value.Set(v); err != nil {
+		panic(fmt.Sprintf("flag --%s default %q: %v", name, v, err))
+	}
+	f.DefValue = v
+}

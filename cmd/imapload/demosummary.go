@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/imapload/imapload/messages"
+)
+
+// demoSetup is what the demo configured, to compare the findings with.
+type demoSetup struct {
+	capacity     float64 // commands/s
+	bcryptCost   int
+	slowFraction float64
+	slowDelay    time.Duration
+}
+
+// demoFindings states, for the embedded server's three knobs, what the run
+// found: where the knee fell against the capacity, the bimodal login, and what
+// the slow backend did to the pooled P99 and to an average of per-producer P99s.
+func demoFindings(r messages.RunReport, s demoSetup) []string {
+	var out []string
+	if r.Knee != nil {
+		held := "no step held"
+		if r.LastHeld != nil {
+			held = fmt.Sprintf("the last step that held offered %.0f/s", r.LastHeld.Rate)
+		}
+		out = append(out, fmt.Sprintf("capacity: the server was set to %.0f commands/s; the knee is at %.0f/s offered (step %d, %.0f/s delivered) and %s",
+			s.capacity, r.Knee.Rate, r.Knee.Step, r.Knee.DeliveredRate, held))
+	} else {
+		out = append(out, fmt.Sprintf("capacity: the server was set to %.0f commands/s but no knee was found; raise --max", s.capacity))
+	}
+	out = append(out, loginFinding(r, s))
+	return append(out, slowFinding(r, s))
+}
+
+func loginFinding(r messages.RunReport, s demoSetup) string {
+	for _, st := range r.Steps {
+		if b := st.Phases["login"].Bimodal; b != nil {
+			return fmt.Sprintf("login cost: bimodal at step %d — %.0f%% at %.2f ms (login cache hits) and %.0f%% at %.2f ms (bcrypt cost %d on a cache miss)",
+				st.Step, 100*b.LowShare, b.LowMode, 100*b.HighShare, b.HighMode, s.bcryptCost)
+		}
+	}
+	return "login cost: login was not found bimodal in any step"
+}
+
+// slowFinding picks the step and mailbox phase where averaging per-producer
+// P99s would be furthest off.
+func slowFinding(r messages.RunReport, s demoSetup) string {
+	best, step, phase := 0.0, 0, ""
+	for _, st := range r.Steps {
+		for _, p := range []string{"list", "select", "fetch", "store", "append"} {
+			if f, ok := st.AverageP99Fallacy[p]; ok && f < best {
+				best, step, phase = f, st.Step, p
+			}
+		}
+	}
+	head := fmt.Sprintf("slow backend: %.0f%% of the accounts pay %v more per mailbox command", 100*s.slowFraction, s.slowDelay)
+	if phase == "" {
+		return head + "; no phase's per-producer P99s disagreed enough to matter"
+	}
+	pooled := stepByNumber(r, step).Phases[phase].P99
+	return fmt.Sprintf("%s; at step %d the pooled P99 of %s is %.1f ms, while the average of the per-producer P99s would say %.1f ms (%.0f%% low)",
+		head, step, phase, pooled, pooled*(1+best), -100*best)
+}
+
+func stepByNumber(r messages.RunReport, n int) messages.StepResult {
+	for _, st := range r.Steps {
+		if st.Step == n {
+			return st
+		}
+	}
+	return messages.StepResult{}
+}
+
+func printDemoFindings(w io.Writer, r messages.RunReport, s demoSetup) {
+	fmt.Fprintln(w, "\nwhat the demo server was set to, and what the run found:")
+	for _, f := range demoFindings(r, s) {
+		fmt.Fprintln(w, "  -", f)
+	}
+}
