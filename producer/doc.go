@@ -72,7 +72,8 @@
 // the server greeting, §7.1 — phase dial), logs in with LOGIN (§6.2.3, phase
 // login) and selects INBOX (§6.3.2, phase select), then serves scheduled
 // commands one at a time: LIST "" "*" (§6.3.9), SELECT INBOX, FETCH of a
-// random message's UID, FLAGS, ENVELOPE and BODY.PEEK[] (§6.4.5; by UID, §6.4.9,
+// random message's UID, FLAGS, RFC822.SIZE, BODY.PEEK[HEADER.FIELDS (Date From To
+// Subject Message-ID)] and BODY.PEEK[] (§6.4.5; by UID, §6.4.9,
 // once the session has seen some, by sequence number before), STORE
 // +FLAGS.SILENT (\Seen) on one message (§6.4.6), APPEND of a small generated RFC 5322
 // message (§6.3.12; its UID from APPENDUID, RFC 4315) and LOGOUT (§6.1.3),

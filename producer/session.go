@@ -164,7 +164,7 @@ func (s *session) setupStep(p messages.Phase, op func() error) error {
 // dial connects (TCP, then TLS if configured, timed apart) and waits for the
 // server greeting, each within the operation timeout.
 func (s *session) dial(ctx context.Context) (*imapclient.Client, time.Duration, error) {
-	d := net.Dialer{Timeout: s.env.cfg.OpTimeout, LocalAddr: s.env.cfg.localAddr}
+	d := net.Dialer{Timeout: s.env.cfg.OpTimeout, LocalAddr: s.env.cfg.localAddr, KeepAlive: -1} // sessions are short; skip keep-alive set-up
 	conn, err := d.DialContext(ctx, "tcp", s.env.cfg.Addr)
 	if err != nil {
 		return nil, 0, err

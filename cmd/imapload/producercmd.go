@@ -33,7 +33,7 @@ publishing sample batches to the IMAPLOAD_SAMPLES stream. Scale the fleet by sta
 	cmd.Flags().String("tls-ca", "", "PEM file of the CA to trust for --tls (default: system roots)")
 	cmd.Flags().Bool("tls-insecure", false, "do not verify the server certificate (test servers only)")
 	cmd.Flags().String("local-addr", "", "source IP for every dial")
-	cmd.Flags().Int("procs", 0, "GOMAXPROCS for this process (0: Go's default; few threads cost less CPU per command)")
+	cmd.Flags().Int("procs", 1, "GOMAXPROCS for this process (0: Go's default); one thread costs the least CPU per command, so run a producer per core")
 	return cmd
 }
 
