@@ -26,7 +26,7 @@ func demoCmd() *cobra.Command {
 		Use:   "demo",
 		Short: "Run the whole pipeline in one process against the embedded IMAP server",
 		Long: `Starts an embedded NATS server with JetStream (temporary store), the embedded IMAP server
-(capacity 500 commands/s, a slow backend on 5% of the accounts, bcrypt logins with a
+(capacity 667 commands/s, a slow backend on 5% of the accounts, bcrypt logins with a
 short cache), three producers sharing one account pool, the aggregator, the reporter and
 the ramp controller; doubles the offered rate from --start until one step past the knee,
 with live progress, then prints the table, the knee and the findings and writes the

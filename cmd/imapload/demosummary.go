@@ -28,6 +28,9 @@ func demoFindings(r messages.RunReport, s demoSetup) []string {
 		}
 		out = append(out, fmt.Sprintf("capacity: the server was set to %.0f commands/s; the knee is at %.0f/s offered (step %d, %.0f/s delivered) and %s",
 			s.capacity, r.Knee.Rate, r.Knee.Step, r.Knee.DeliveredRate, held))
+	} else if len(r.Invalid) > 0 {
+		out = append(out, fmt.Sprintf("capacity: the server was set to %.0f commands/s but no knee was found: the generators fell behind their schedule at steps %v (a busy machine), which measured them, not the server",
+			s.capacity, r.Invalid))
 	} else {
 		out = append(out, fmt.Sprintf("capacity: the server was set to %.0f commands/s but no knee was found; raise --max", s.capacity))
 	}

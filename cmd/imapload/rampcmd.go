@@ -93,7 +93,7 @@ func parseRates(s string) ([]float64, error) {
 	var rates []float64
 	for _, part := range strings.Split(s, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
-		if err != nil || v <= 0 || v > messages.MaxRate {
+		if err != nil || !(v > 0) || v > messages.MaxRate { // !(v > 0) also refuses NaN
 			return nil, fmt.Errorf("--rates: %q is not a rate", part)
 		}
 		rates = append(rates, v)

@@ -82,6 +82,9 @@ func parseMix(s string) (map[string]float64, error) {
 		if !ok || err != nil {
 			return nil, fmt.Errorf("--mix: %q: want name=weight", part)
 		}
+		if _, dup := mix[name]; dup {
+			return nil, fmt.Errorf("--mix: %q given twice", name)
+		}
 		mix[name] = v
 	}
 	return mix, messages.ValidateMix(mix)

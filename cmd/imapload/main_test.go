@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// The imapload binary, built once by TestMain for the multi-process tests.
+var (
+	binPath string
+	binErr  error
+)
+
+// e2e is true when IMAPLOAD_E2E=1: tests that need an outside tool (the nats
+// CLI) fail instead of skipping when it is missing.
+var e2e = os.Getenv("IMAPLOAD_E2E") == "1"
+
+// TestMain builds the binary, clears IMAPLOAD_* configuration the caller's
+// shell may hold (it would reconfigure every command under test), and fails
+// the package if a test leaves a goroutine behind.
+func TestMain(m *testing.M) {
+	clearEnv()
+	dir, err := os.MkdirTemp("", "imapload-cmdtest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cmd test:", err)
+		os.Exit(1)
+	}
+	binPath, binErr = buildBinary(dir)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}))
+}
+
+func clearEnv() {
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "IMAPLOAD_") && name != "IMAPLOAD_E2E" {
+			os.Unsetenv(name)
+		}
+	}
+}
+
+// buildBinary runs `go build` of this package into dir.
+func buildBinary(dir string) (string, error) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("go tool not found: %w", err)
+	}
+	path := filepath.Join(dir, "imapload")
+	out, err := exec.Command(gobin, "build", "-o", path, ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %w\n%s", err, out)
+	}
+	return path, nil
+}
+
+// binary returns the built imapload binary or fails the test.
+func binary(t *testing.T) string {
+	t.Helper()
+	if binErr != nil {
+		t.Fatalf("imapload binary: %v", binErr)
+	}
+	return binPath
+}
