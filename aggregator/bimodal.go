@@ -173,15 +173,22 @@ func fitMixture(h *logHist) (mixture, bool) {
 }
 
 // emStep does one EM iteration and returns the log-likelihood before it.
+// EM crawls on a unimodal sample and often runs all emMaxIter iterations,
+// so each component's density constants are taken out of the loop.
 func (m *mixture) emStep(h *logHist) (float64, bool) {
-	var sw, sx, sxx [2]float64
+	var sw, sx, sxx, scale, decay [2]float64
+	for c := range 2 {
+		scale[c] = m.pi[c] / math.Sqrt(2*math.Pi*m.vr[c])
+		decay[c] = -1 / (2 * m.vr[c])
+	}
 	ll := 0.0
 	for b, wt := range h.h {
 		if wt == 0 {
 			continue
 		}
 		x := h.centre(b)
-		p0, p1 := m.pdf(0, x), m.pdf(1, x)
+		d0, d1 := x-m.mu[0], x-m.mu[1]
+		p0, p1 := scale[0]*math.Exp(d0*d0*decay[0]), scale[1]*math.Exp(d1*d1*decay[1])
 		tot := p0 + p1
 		if !(tot > 0) {
 			continue // far out in both tails: no information

@@ -31,28 +31,65 @@
 // Each batch also carries, per phase, a uniform reservoir of k latencies drawn
 // from the n it observed. Every (producer, batch) reservoir is a stratum, and
 // each of its values weighs n/k. The weighted sample gives the "sample"
-// percentiles (the inverse of the weighted empirical CDF), the 95% intervals
-// and the bimodality verdict. Past PoolOptions.MaxSample values per phase
-// (default 262144), every reservoir is thinned in proportion, systematically
-// and from a start fixed by its (producer, seq), so results stay
-// reproducible. The pool keeps each batch's response reservoir until Result.
+// percentiles, the 95% intervals and the bimodality verdict. Past
+// PoolOptions.MaxSample values per phase (default 262144), every reservoir is
+// thinned in proportion, systematically and from a start fixed by its
+// (producer, seq), so results stay reproducible. The pool keeps each batch's
+// response reservoir until Result.
+//
+// The sample percentiles use DDSketch's definition of a quantile, with every
+// value standing for its weight: the q-quantile is the first value whose
+// cumulative weight exceeds q·(N−1), N the latencies observed. When every
+// reservoir kept every value (n ≤ k, as with one-second batches) the weights
+// are 1 and that is the ⌊q·(N−1)⌋-th order statistic from 0, the very one the
+// merged sketch reads: the P99 of 69 latencies is the second largest, never
+// the largest. Sketch and sample then differ only by the sketch's 0.5% and
+// the reservoirs' rounding to whole microseconds.
 //
 // # Confidence intervals
 //
-// They are stratified order-statistic intervals (Woodruff's method); there is
-// no bootstrap. At the estimate x̂ of the q-quantile, each stratum's empirical
-// CDF Fᵢ(x̂) is evaluated. The variance of the pooled CDF is
+// Each interval is meant to hold the percentile as reported, the sketch's, so
+// both bounds are finally widened by the sketch's relative accuracy
+// (×(1∓0.005)) and by 1 µs of rounding. Before that, when every reservoir kept
+// every value, the sample is the population and the interval is the exact
+// order statistic.
 //
-//	sd² = Σᵢ (nᵢ/N)² · Fᵢ(1−Fᵢ)/kᵢ · (nᵢ−kᵢ)/(nᵢ−1)
+// Otherwise it is a stratified order-statistic interval: Woodruff's method,
+// with Korn and Graubard's effective sample size; there is no bootstrap. At
+// the estimate x̂, and at the next lower sample value, each stratum's
+// empirical CDF Fᵢ is read, and with it the variance of the pooled CDF
+//
+//	V = Σᵢ (nᵢ/N)² · Fᵢ(1−Fᵢ)/kᵢ · (nᵢ−kᵢ)/(nᵢ−1)
 //
 // The last factor is the finite-population correction: a reservoir that kept
-// every value adds no uncertainty. The interval is [Q̂(q − z·sd), Q̂(q + z·sd)],
-// where Q̂ is the weighted quantile and z = 1.96 at 95%. Over 200 synthetic
-// fleets (50 producers, 10× spread of counts, 32-value reservoirs), the
-// intervals of P50, P90 and P99 covered the exact percentile 94–98% of the
-// time. A percentile is listed in Disagree when the sketch's value lies
-// outside its interval, after widening the interval by the sketch's 0.5%
-// accuracy and by 1 µs of rounding.
+// every value adds no uncertainty. The effective sample size n* = P(1−P)/V, P
+// the pooled CDF there, is the smaller of the two. Where fewer than 10 sampled
+// values are expected beyond the quantile, V rests on too few strata, and n*
+// is capped by the size the weights alone allow (Kish's, with the same
+// correction: 1/Σᵢ (nᵢ/N)²/kᵢ · (nᵢ−kᵢ)/(nᵢ−1)). The Wilson score interval
+// with continuity correction for q at n* gives [p₋, p₊], read back as the
+// sample quantiles at p₋ and p₊ (by the definition above). The interval always
+// spans the sample values on either side of x̂, so that it never collapses to
+// one value at small n.
+//
+// A bound on the sample's smallest or largest value is open: the population
+// may go on beyond the sample. The upper end is then the largest latency
+// observed (the phase's Max, from the sketch), the lower one the smallest.
+// That is how the P99 or P99.9 of too small a sample is reported: [its lower
+// rank bound, Max]. At P99.9 that happens whenever n* < 1000, fewer than one
+// value being expected above it: the sample says nothing more.
+//
+// Over 200 synthetic fleets (50 producers, 10× spread of counts, 32-value
+// reservoirs), the intervals of P50, P90 and P99 covered the exact percentile
+// 96–99% of the time, and P99.9's 95%. Over other designs (one reservoir of 5
+// or of 69 values, five of 34, 200 of 16, 40 of 256 mixing complete and
+// sampled ones) every coverage was 92–100%.
+//
+// A percentile is listed in Disagree when the sketch's value lies outside its
+// interval. With complete reservoirs that cannot happen unless sketch and
+// reservoirs saw different latencies. With sampled ones it happens, by
+// chance, for a few percent of percentiles (3.9% over the 200 fleets above);
+// an interval open above cannot catch a sketch that is too slow in the tail.
 //
 // # Bimodality
 //

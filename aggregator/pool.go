@@ -3,7 +3,6 @@ package aggregator
 import (
 	"fmt"
 
-	"github.com/DataDog/sketches-go/ddsketch"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -40,6 +39,7 @@ type Pool struct {
 	ref    *batchKey // the first batch in (producer, seq) order: its Info is the step's
 	info   messages.StepInfo
 	totals totals
+	bins   []messages.SketchBins // scratch: the sketches of the batch being added
 }
 
 // totals are the step-wide sums and maxima.
@@ -66,8 +66,8 @@ func NewPool(run string, step int, opts *PoolOptions) *Pool {
 // messages.SampleBatch.Validate) or one whose sketches do not decode returns
 // an error wrapping ErrInvalidBatch. On error the pool is unchanged.
 //
-// The pool keeps b's reservoirs (the Values slices) without copying them:
-// do not modify b after adding it.
+// The pool keeps b's response reservoirs (the Values slices) without copying
+// them: do not modify b after adding it.
 func (p *Pool) Add(b *messages.SampleBatch) (added bool, err error) {
 	if b == nil {
 		return false, fmt.Errorf("%w: nil batch", ErrInvalidBatch)
@@ -83,40 +83,38 @@ func (p *Pool) Add(b *messages.SampleBatch) (added bool, err error) {
 		p.totals.duplicates++
 		return false, nil
 	}
-	sk, err := p.decodeSketches(b)
-	if err != nil {
+	if err := p.decodeSketches(b); err != nil {
 		return false, fmt.Errorf("%w: producer %s batch %d: %w", ErrInvalidBatch, b.Producer, b.Seq, err)
 	}
 	p.seen[k] = struct{}{}
-	p.commit(b, k, sk)
+	p.commit(b, k)
 	return true, nil
 }
 
 // Corrupt counts a batch of this step that could not be decoded at all.
 func (p *Pool) Corrupt() { p.totals.corrupt++ }
 
-// decodeSketches decodes every sketch of b with messages.DecodeSketch, three
-// per phase (response, service, TLS; nil when absent), before anything is
-// merged, so that a bad sketch leaves the pool unchanged.
-func (p *Pool) decodeSketches(b *messages.SampleBatch) ([]*ddsketch.DDSketch, error) {
-	out := make([]*ddsketch.DDSketch, 3*len(b.Phases))
+// decodeSketches decodes and checks every sketch of b into p.bins, three per
+// phase (response, service, TLS; empty when absent), before anything is
+// merged, so that a bad sketch leaves the pool unchanged. The scratch is
+// reused from batch to batch: adding allocates only when an accumulated
+// sketch grows.
+func (p *Pool) decodeSketches(b *messages.SampleBatch) error {
+	if n := 3 * len(b.Phases); len(p.bins) < n {
+		p.bins = append(p.bins, make([]messages.SketchBins, n-len(p.bins))...)
+	}
 	for i := range b.Phases {
 		ps := &b.Phases[i]
 		for j, s := range [3]*messages.Sample{&ps.Response, &ps.Service, &ps.TLS} {
-			if len(s.Sketch) == 0 {
-				continue
+			if err := p.bins[3*i+j].Decode(s.Sketch); err != nil {
+				return fmt.Errorf("phase %s: %w", ps.Phase, err)
 			}
-			sk, err := messages.DecodeSketch(s.Sketch)
-			if err != nil {
-				return nil, fmt.Errorf("phase %s: %w", ps.Phase, err)
-			}
-			out[3*i+j] = sk
 		}
 	}
-	return out, nil
+	return nil
 }
 
-func (p *Pool) commit(b *messages.SampleBatch, k batchKey, sk []*ddsketch.DDSketch) {
+func (p *Pool) commit(b *messages.SampleBatch, k batchKey) {
 	t := &p.totals
 	t.batches++
 	t.scheduled += b.Scheduled
@@ -131,7 +129,7 @@ func (p *Pool) commit(b *messages.SampleBatch, k batchKey, sk []*ddsketch.DDSket
 	pa := p.producer(b.Producer)
 	pa.add(b)
 	for i := range b.Phases {
-		p.addPhase(pa, k, &b.Phases[i], sk[3*i:3*i+3])
+		p.addPhase(pa, k, &b.Phases[i], p.bins[3*i:3*i+3])
 	}
 }
 
@@ -144,7 +142,11 @@ func (p *Pool) producer(id string) *producerAcc {
 	return pa
 }
 
-func (p *Pool) addPhase(pa *producerAcc, k batchKey, ps *messages.PhaseStats, sk []*ddsketch.DDSketch) {
+// addPhase pools one phase of a batch. Its sketches are merged into the
+// pool's, and its response sketch into the producer's, kept as a plain bin
+// list (a dense DDSketch per producer and phase cost more memory than the
+// rest of the pool).
+func (p *Pool) addPhase(pa *producerAcc, k batchKey, ps *messages.PhaseStats, bins []messages.SketchBins) {
 	a := &p.phases[ps.Phase]
 	a.present = true
 	a.attempted += ps.Attempted
@@ -152,9 +154,10 @@ func (p *Pool) addPhase(pa *producerAcc, k batchKey, ps *messages.PhaseStats, sk
 	a.dropped += ps.Dropped
 	a.count += ps.Response.Count
 	pa.errors += ps.Attempted - ps.Succeeded
-	adopt(&pa.response[ps.Phase], sk[0])
-	adopt(&a.service, sk[1])
-	adopt(&a.tls, sk[2])
+	pa.response[ps.Phase].Add(&bins[0])
+	a.response.Add(&bins[0])
+	a.service.Add(&bins[1])
+	a.tls.Add(&bins[2])
 	if len(ps.Response.Values) > 0 {
 		a.strata = append(a.strata, stratum{key: k, count: ps.Response.Count, values: ps.Response.Values})
 	}
@@ -168,7 +171,7 @@ type phaseAcc struct {
 	present                       bool
 	attempted, succeeded, dropped uint64
 	count                         uint64 // response latencies
-	service, tls                  *ddsketch.DDSketch
+	response, service, tls        messages.SketchSum
 	strata                        []stratum
 }
 
@@ -189,8 +192,8 @@ type producerAcc struct {
 	completed uint64
 	errors    uint64
 	saturated bool
-	sessions  uint32 // the most sessions it reported open
-	response  [messages.NumPhases]*ddsketch.DDSketch
+	sessions  uint32                                  // the most sessions it reported open
+	response  [messages.NumPhases]messages.SketchBins // its response times, per phase
 }
 
 func (pa *producerAcc) add(b *messages.SampleBatch) {

@@ -12,6 +12,33 @@ import (
 // fallacy: when they agree, their average is harmless.
 const fallacySpread = 2.0
 
+// producerFigures are one producer's response-time P99s, ms, with the number
+// of latencies each stands on: per phase, and over its scheduled phases.
+type producerFigures struct {
+	phaseP99, phaseCount         [messages.NumPhases]float64
+	scheduledP99, scheduledCount float64
+}
+
+// producerFigures reads each producer's response-time P99s: per phase from
+// its bins, and over its scheduled phases from their sum.
+func (p *Pool) producerFigures(ids []string) []producerFigures {
+	out := make([]producerFigures, len(ids))
+	var sched messages.SketchSum
+	for i, id := range ids {
+		f := &out[i]
+		sched.Reset()
+		for ph := range p.prods[id].response {
+			bins := &p.prods[id].response[ph]
+			f.phaseP99[ph], f.phaseCount[ph] = bins.Quantile(0.99)/1000, bins.Count()
+			if messages.Phase(ph).Scheduled() {
+				sched.Add(bins)
+			}
+		}
+		f.scheduledP99, f.scheduledCount = sched.Quantile(0.99)/1000, sched.Count()
+	}
+	return out
+}
+
 // breakdown shows every producer beside the pool: its count and share, its
 // P99 over the scheduled phases (its sketches merged, never averaged), its
 // share of the errors, and whether it departs from the pool. It also returns,
@@ -23,12 +50,12 @@ func (p *Pool) breakdown(pooled [messages.NumPhases]*ddsketch.DDSketch) ([]messa
 	}
 	poolP99 := sketchQuantile(mergeAll(scheduled(pooled)...), 0.99)
 	ids := p.producerIDs()
+	figures := p.producerFigures(ids)
 	out := make([]messages.ProducerBreakdown, 0, len(ids))
-	for _, id := range ids {
+	for i, id := range ids {
 		pa := p.prods[id]
-		own := mergeAll(scheduled(pa.response)...)
 		b := messages.ProducerBreakdown{
-			Producer: id, Count: pa.completed, P99: sketchQuantile(own, 0.99),
+			Producer: id, Count: pa.completed, P99: figures[i].scheduledP99,
 			Saturated: pa.saturated,
 		}
 		if p.totals.completed > 0 {
@@ -37,11 +64,11 @@ func (p *Pool) breakdown(pooled [messages.NumPhases]*ddsketch.DDSketch) ([]messa
 		if totalErrors > 0 {
 			b.ErrorShare = float64(pa.errors) / float64(totalErrors)
 		}
-		b.Reason = p.deviance(sketchCount(own), b.P99, poolP99)
+		b.Reason = p.deviance(figures[i].scheduledCount, b.P99, poolP99)
 		b.Deviant = b.Reason != ""
 		out = append(out, b)
 	}
-	return out, p.fallacy(ids, pooled)
+	return out, fallacy(figures, pooled)
 }
 
 // scheduled picks the sketches of the scheduled phases (not dial or login).
@@ -71,7 +98,7 @@ func (p *Pool) deviance(count, p99, poolP99 float64) string {
 // fallacy returns, per phase whose per-producer P99s differ by more than
 // fallacySpread, (mean of per-producer P99s − pooled P99) / pooled P99; nil
 // when no phase qualifies.
-func (p *Pool) fallacy(ids []string, pooled [messages.NumPhases]*ddsketch.DDSketch) map[string]float64 {
+func fallacy(figures []producerFigures, pooled [messages.NumPhases]*ddsketch.DDSketch) map[string]float64 {
 	var out map[string]float64
 	for ph := range pooled {
 		pool := sketchQuantile(pooled[ph], 0.99)
@@ -80,12 +107,11 @@ func (p *Pool) fallacy(ids []string, pooled [messages.NumPhases]*ddsketch.DDSket
 		}
 		var sum, lo, hi float64
 		n := 0
-		for _, id := range ids {
-			s := p.prods[id].response[ph]
-			if sketchCount(s) == 0 {
+		for _, f := range figures {
+			if f.phaseCount[ph] == 0 {
 				continue
 			}
-			v := sketchQuantile(s, 0.99)
+			v := f.phaseP99[ph]
 			if n == 0 || v < lo {
 				lo = v
 			}

@@ -1,7 +1,10 @@
 package aggregator
 
 import (
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/DataDog/sketches-go/ddsketch"
@@ -29,10 +32,15 @@ func (p *Pool) Result() messages.StepResult {
 	}
 	r.Producers, r.Missing = p.roster()
 	r.Complete = len(r.Missing) == 0
-	pooled := p.pooledResponses()
+	var pooled [messages.NumPhases]*ddsketch.DDSketch
+	for ph := range pooled {
+		pooled[ph] = p.phases[ph].response.Sketch()
+	}
+	var wg sync.WaitGroup // the per-producer figures and the phases, side by side
+	wg.Go(func() { r.PerProducer, r.AverageP99Fallacy = p.breakdown(pooled) })
 	r.Phases = p.phaseResults(pooled)
+	wg.Wait()
 	r.Errors = p.errorGroups()
-	r.PerProducer, r.AverageP99Fallacy = p.breakdown(pooled)
 	r.Health = p.health()
 	r.GeneratorSaturated = len(r.Health.SaturatedProducers) > 0
 	return r
@@ -58,69 +66,65 @@ func (p *Pool) producerIDs() []string {
 	return ids
 }
 
-// pooledResponses merges every producer's response sketches, per phase.
-func (p *Pool) pooledResponses() [messages.NumPhases]*ddsketch.DDSketch {
-	var out [messages.NumPhases]*ddsketch.DDSketch
-	ids := p.producerIDs()
-	for ph := range out {
-		srcs := make([]*ddsketch.DDSketch, len(ids))
-		for i, id := range ids {
-			srcs[i] = p.prods[id].response[ph]
-		}
-		out[ph] = mergeAll(srcs...)
-	}
-	return out
-}
+// weightedPool keeps weighted samples' memory (up to 7 MiB each at the
+// default MaxSample) from one Result to the next, until a garbage collection.
+var weightedPool = sync.Pool{New: func() any { return new(weighted) }}
 
+// phaseResults derives each phase's figures. The phases are independent and
+// Result runs once per step, so they are shared out over the cores; each
+// worker reuses one weighted sample's memory from phase to phase.
 func (p *Pool) phaseResults(pooled [messages.NumPhases]*ddsketch.DDSketch) map[string]messages.PhaseResult {
-	out := map[string]messages.PhaseResult{}
+	var todo []int
 	for ph := range p.phases {
-		a := &p.phases[ph]
-		if a.present {
-			out[messages.Phase(ph).String()] = p.phaseResult(a, pooled[ph])
+		if p.phases[ph].present {
+			todo = append(todo, ph)
 		}
+	}
+	results := make([]messages.PhaseResult, len(todo))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+		wg.Go(func() {
+			w := weightedPool.Get().(*weighted)
+			defer weightedPool.Put(w)
+			for i := next.Add(1) - 1; i < int64(len(todo)); i = next.Add(1) - 1 {
+				ph := todo[i]
+				results[i] = p.phaseResult(&p.phases[ph], pooled[ph], w)
+			}
+		})
+	}
+	wg.Wait()
+	out := make(map[string]messages.PhaseResult, len(todo))
+	for i, ph := range todo {
+		out[messages.Phase(ph).String()] = results[i]
 	}
 	return out
 }
 
-func (p *Pool) phaseResult(a *phaseAcc, resp *ddsketch.DDSketch) messages.PhaseResult {
+func (p *Pool) phaseResult(a *phaseAcc, resp *ddsketch.DDSketch, w *weighted) messages.PhaseResult {
 	r := messages.PhaseResult{
 		Count: a.count, Attempted: a.attempted, Succeeded: a.succeeded, Dropped: a.dropped,
 		Percentiles: sketchPercentiles(resp),
-		Service:     sketchPercentiles(a.service),
+		Service:     sketchPercentiles(a.service.Sketch()),
 	}
-	if sketchCount(a.tls) > 0 {
-		tls := sketchPercentiles(a.tls)
+	if a.tls.Count() > 0 {
+		tls := sketchPercentiles(a.tls.Sketch())
 		r.TLS = &tls
 	}
 	if len(a.strata) == 0 {
 		return r
 	}
-	w := newWeighted(a.strata, p.opts.maxSample())
+	w.pool(a.strata, p.opts.maxSample())
 	r.Sample = w.percentiles()
-	r.CI = w.intervals(p.opts.z())
 	r.Max = max(r.Max, r.Sample.Max)
+	all := span{min: float64(w.micros(0)), max: 1000 * r.Max}
+	if sketchCount(resp) > 0 {
+		all.min = min(all.min, 1000*sketchMin(resp))
+	}
+	r.CI = w.intervals(p.opts.z(), all)
 	r.Disagree = disagreements(r.Percentiles, r.CI)
 	r.Bimodal = w.bimodality()
 	return r
-}
-
-// disagreements names the percentiles whose sketch value lies outside the
-// sample's interval, widened by the sketch's relative accuracy and by the
-// reservoir's rounding to whole microseconds.
-func disagreements(sk messages.Percentiles, ci messages.Intervals) []string {
-	const slack = 0.001 // ms: one microsecond
-	acc := messages.SketchAccuracy
-	var out []string
-	for i, pair := range [4]struct {
-		v  float64
-		iv messages.Interval
-	}{{sk.P50, ci.P50}, {sk.P90, ci.P90}, {sk.P99, ci.P99}, {sk.P999, ci.P999}} {
-		if pair.v < pair.iv[0]*(1-acc)-slack || pair.v > pair.iv[1]*(1+acc)+slack {
-			out = append(out, percentileNames[i])
-		}
-	}
-	return out
 }
 
 func (p *Pool) health() messages.HealthSummary {

@@ -15,19 +15,6 @@ var percentileNames = [4]string{"p50", "p90", "p99", "p999"}
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// adopt merges src, a sketch nothing else refers to, into *dst; when *dst is
-// still nil, src itself becomes *dst.
-func adopt(dst **ddsketch.DDSketch, src *ddsketch.DDSketch) {
-	if src == nil || src.IsEmpty() {
-		return
-	}
-	if *dst == nil {
-		*dst = src
-		return
-	}
-	_ = (*dst).MergeWith(src) // same mapping by construction
-}
-
 // sketchPercentiles reads the percentiles of a microsecond sketch, in ms.
 // An empty or nil sketch gives zeros.
 func sketchPercentiles(s *ddsketch.DDSketch) messages.Percentiles {
@@ -55,6 +42,17 @@ func sketchMax(s *ddsketch.DDSketch) float64 {
 		return 0
 	}
 	v, err := s.GetMaxValue()
+	if err != nil || !finite(v) {
+		return 0
+	}
+	return v / 1000
+}
+
+func sketchMin(s *ddsketch.DDSketch) float64 {
+	if s == nil || s.IsEmpty() {
+		return 0
+	}
+	v, err := s.GetMinValue()
 	if err != nil || !finite(v) {
 		return 0
 	}

@@ -19,15 +19,28 @@ type weighted struct {
 	n, k  []float64 // per stratum: latencies observed, values kept
 	total float64   // Σ n over strata
 	sumW2 float64   // Σ of squared weights over values: Σ nᵢ²/kᵢ
-	above []int32   // scratch: per stratum, values above a point
+
+	sampled bool    // some stratum kept fewer values than it observed
+	above   []int32 // scratch: per stratum, values above a point (see spread)
+	touched []int32 // scratch: the strata with values above it
+
+	strata  []stratum // scratch: the strata in (producer, seq) order
+	sortBuf []uint64  // scratch of sortKeys
+	radix   []int     // scratch of sortKeys
 }
 
 // newWeighted pools strata, thinned to about maxSample values in all (see
-// thin). Strata are taken in (producer, seq) order and the sort is stable, so
-// equal values always add up in the same order and the result does not
-// depend on the order batches arrived in.
+// thin).
 func newWeighted(strata []stratum, maxSample int) *weighted {
-	sorted := slices.Clone(strata)
+	return new(weighted).pool(strata, maxSample)
+}
+
+// pool makes w the weighted sample of strata, reusing w's memory: Result
+// pools every phase into one weighted. Strata are taken in (producer, seq)
+// order and the sort is stable, so equal values always add up in the same
+// order and the result does not depend on the order batches arrived in.
+func (w *weighted) pool(strata []stratum, maxSample int) *weighted {
+	sorted := append(w.strata[:0], strata...)
 	slices.SortFunc(sorted, func(a, b stratum) int {
 		if a.key.less(b.key) {
 			return -1
@@ -37,22 +50,28 @@ func newWeighted(strata []stratum, maxSample int) *weighted {
 		}
 		return 0
 	})
-	w := &weighted{n: make([]float64, len(sorted)), k: make([]float64, len(sorted)), above: make([]int32, len(sorted))}
+	m := len(sorted)
+	*w = weighted{
+		strata: sorted, n: resize(w.n, m), k: resize(w.k, m), above: resize(w.above, 2*m),
+		keys: w.keys[:0], cum: w.cum, touched: w.touched[:0], sortBuf: w.sortBuf, radix: w.radix,
+	}
+	clear(w.above)
 	size := 0
 	for _, s := range sorted {
 		size += len(s.values)
 	}
 	frac := min(1, float64(maxSample)/float64(max(size, 1)))
-	w.keys = make([]uint64, 0, min(size, maxSample+len(sorted)))
+	w.keys = resize(w.keys, min(size, maxSample+m))[:0]
 	for i, s := range sorted {
 		n := len(w.keys)
 		w.keys = thin(w.keys, s, frac, uint64(i))
 		w.n[i], w.k[i] = float64(s.count), float64(len(w.keys)-n)
 		w.total += w.n[i]
 		w.sumW2 += w.n[i] * w.n[i] / w.k[i]
+		w.sampled = w.sampled || w.k[i] < w.n[i]
 	}
-	sortKeys(w.keys)
-	w.cum = make([]float64, len(w.keys))
+	w.sortKeys()
+	w.cum = resize(w.cum, len(w.keys))
 	sum := 0.0
 	for j, key := range w.keys {
 		i := uint32(key)
@@ -60,6 +79,14 @@ func newWeighted(strata []stratum, maxSample int) *weighted {
 		w.cum[j] = sum
 	}
 	return w
+}
+
+// resize returns s with length n, reusing its array when it is large enough.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // thin appends about frac of s's values (at least one) to keys, tagged with
@@ -92,14 +119,26 @@ func (w *weighted) micros(j int) uint32 { return uint32(w.keys[j] >> 32) }
 // ms is the value at index j, ms.
 func (w *weighted) ms(j int) float64 { return float64(w.micros(j)) / 1000 }
 
-// index is the index of the weighted q-quantile: the first value whose
-// cumulative weight reaches q of the total (the inverse of the weighted
-// empirical CDF), clamped to the sample.
+// index is the index of the inverse of the weighted empirical CDF at q: the
+// first value whose cumulative weight reaches q of the total, clamped to the
+// sample. Bimodality reads its modes' medians with it.
 func (w *weighted) index(q float64) int {
 	if q <= 0 {
 		return 0
 	}
 	j := sort.SearchFloat64s(w.cum, q*w.total)
+	return min(j, len(w.cum)-1)
+}
+
+// rank is the index of the q-quantile as DDSketch's GetValueAtQuantile
+// defines it, with every value standing for its weight: the first value
+// whose cumulative weight exceeds q·(N−1), N the latencies observed. When the
+// reservoirs kept every value, that is the very order statistic the sketch
+// reads (the ⌊q·(N−1)⌋-th from 0), so the two differ by the sketch's
+// accuracy and the reservoir's rounding only.
+func (w *weighted) rank(q float64) int {
+	r := float64(q * (w.total - 1)) // as the sketch rounds it (no fused multiply-add)
+	j := sort.Search(len(w.cum), func(j int) bool { return w.cum[j] > r })
 	return min(j, len(w.cum)-1)
 }
 
@@ -109,83 +148,24 @@ func (w *weighted) percentiles() messages.Percentiles {
 		return messages.Percentiles{}
 	}
 	return messages.Percentiles{
-		P50: w.ms(w.index(quantiles[0])), P90: w.ms(w.index(quantiles[1])),
-		P99: w.ms(w.index(quantiles[2])), P999: w.ms(w.index(quantiles[3])),
+		P50: w.ms(w.rank(quantiles[0])), P90: w.ms(w.rank(quantiles[1])),
+		P99: w.ms(w.rank(quantiles[2])), P999: w.ms(w.rank(quantiles[3])),
 		Max: w.ms(len(w.keys) - 1),
 	}
 }
 
-// intervals are the z-level intervals of the four percentiles, ms.
-func (w *weighted) intervals(z float64) messages.Intervals {
-	if w.empty() {
-		return messages.Intervals{}
-	}
-	return messages.Intervals{
-		P50: w.interval(quantiles[0], z), P90: w.interval(quantiles[1], z),
-		P99: w.interval(quantiles[2], z), P999: w.interval(quantiles[3], z),
-	}
-}
-
-// interval is Woodruff's stratified interval for the q-quantile: the standard
-// error of the pooled empirical CDF at the estimate x̂,
-//
-//	sd² = Σᵢ (nᵢ/N)² · Fᵢ(x̂)(1−Fᵢ(x̂)) / kᵢ · (nᵢ−kᵢ)/(nᵢ−1),
-//
-// with Fᵢ stratum i's empirical CDF and the last factor the finite-population
-// correction (a reservoir that kept every value has no sampling error), is
-// turned back into values by reading the weighted quantile at q ± z·sd.
-func (w *weighted) interval(q, z float64) messages.Interval {
-	j := w.index(q)
-	sd := math.Sqrt(w.cdfVariance(w.micros(j)))
-	lo, hi := q-z*sd, q+z*sd
-	loJ, hiJ := 0, len(w.keys)-1
-	if lo > 0 {
-		loJ = w.index(lo)
-	}
-	if hi < 1 {
-		hiJ = w.index(hi)
-	}
-	return messages.Interval{w.ms(loJ), w.ms(hiJ)}
-}
-
-// cdfVariance is the variance of the pooled empirical CDF at x (µs). Only
-// strata with values above x can contribute (elsewhere Fᵢ = 1), so it walks
-// the sample's tail: short for the high percentiles that matter most.
-func (w *weighted) cdfVariance(x uint32) float64 {
-	start := sort.Search(len(w.keys), func(j int) bool { return w.micros(j) > x })
-	var touched []int32
-	for _, key := range w.keys[start:] {
-		i := int32(uint32(key))
-		if w.above[i] == 0 {
-			touched = append(touched, i)
-		}
-		w.above[i]++
-	}
-	v := 0.0
-	for _, i := range touched {
-		n, k := w.n[i], w.k[i]
-		f := 1 - float64(w.above[i])/k
-		w.above[i] = 0
-		if n <= k || n <= 1 {
-			continue // the reservoir holds every value: no sampling error
-		}
-		share := n / w.total
-		v += share * share * f * (1 - f) / k * (n - k) / (n - 1)
-	}
-	return v
-}
-
-// sortKeys sorts keys ascending. Keys are built in stratum order, so a
+// sortKeys sorts w.keys ascending. Keys are built in stratum order, so a
 // stable sort on the value (the high 32 bits) is a full sort; for large
 // samples a two-pass LSD radix sort does it in linear time.
-func sortKeys(keys []uint64) {
+func (w *weighted) sortKeys() {
+	keys := w.keys
 	if len(keys) < 4096 {
 		slices.Sort(keys)
 		return
 	}
-	buf := make([]uint64, len(keys))
-	count := make([]int, 1<<16)
-	src, dst := keys, buf
+	w.sortBuf, w.radix = resize(w.sortBuf, len(keys)), resize(w.radix, 1<<16)
+	count := w.radix
+	src, dst := keys, w.sortBuf
 	for shift := uint(32); shift < 64; shift += 16 {
 		clear(count)
 		for _, v := range src {

@@ -30,7 +30,8 @@ func TestSortKeys(t *testing.T) {
 			}
 			want := slices.Clone(keys)
 			slices.Sort(want)
-			sortKeys(keys)
+			w := &weighted{keys: keys}
+			w.sortKeys()
 			if !slices.Equal(keys, want) {
 				t.Errorf("sortKeys() of %d keys differs from slices.Sort", tt.n)
 			}
@@ -70,48 +71,19 @@ func TestWeightedQuantile(t *testing.T) {
 	}
 }
 
-func TestCDFVariance(t *testing.T) {
+func TestSpread(t *testing.T) {
 	w := twoStrata()
 	// At 5 µs: stratum a has F = 0.5, weight 100/110, k = 10, n = 100, so
 	// (100/110)² · 0.25/10 · 90/99; stratum b kept everything: no error.
-	want := (100.0 / 110) * (100.0 / 110) * 0.25 / 10 * 90 / 99
-	if got := w.cdfVariance(5); math.Abs(got-want) > 1e-12 {
-		t.Errorf("weighted.cdfVariance(5) = %v, want %v", got, want)
+	// The pooled CDF there is 50/110. At 200 µs every F is 1.
+	wantV := (100.0 / 110) * (100.0 / 110) * 0.25 / 10 * 90 / 99
+	pa, va, pb, vb := w.spread(5, 200)
+	if math.Abs(pa-50.0/110) > 1e-12 || math.Abs(va-wantV) > 1e-12 || pb != 1 || vb != 0 {
+		t.Errorf("weighted.spread(5, 200) = %v, %v, %v, %v; want %v, %v, 1, 0", pa, va, pb, vb, 50.0/110, wantV)
 	}
-	if got := w.cdfVariance(200); got != 0 {
-		t.Errorf("weighted.cdfVariance(200) = %v, want 0 (every F is 1)", got)
-	}
-}
-
-func TestIntervalOfCompleteReservoirs(t *testing.T) {
-	w := newWeighted([]stratum{
-		{key: batchKey{"a", 0}, count: 4, values: []uint32{1000, 2000, 3000, 4000}},
-		{key: batchKey{"b", 0}, count: 2, values: []uint32{5000, 6000}},
-	}, 1<<30)
-	got := w.intervals(1.96)
-	want := messages.Intervals{P50: messages.Interval{3, 3}, P90: messages.Interval{6, 6}, P99: messages.Interval{6, 6}, P999: messages.Interval{6, 6}}
-	if got != want {
-		t.Errorf("weighted.intervals() = %+v, want %+v (reservoirs that kept everything have no sampling error)", got, want)
-	}
-}
-
-func TestDisagreements(t *testing.T) {
-	ci := messages.Intervals{P50: messages.Interval{1, 2}, P90: messages.Interval{3, 4}, P99: messages.Interval{5, 6}, P999: messages.Interval{7, 8}}
-	tests := []struct {
-		name string
-		sk   messages.Percentiles
-		want []string
-	}{
-		{name: "inside", sk: messages.Percentiles{P50: 1.5, P90: 3.5, P99: 5.5, P999: 7.5}},
-		{name: "within the sketch's accuracy", sk: messages.Percentiles{P50: 0.996, P90: 4.02, P99: 5, P999: 8.04}},
-		{name: "outside", sk: messages.Percentiles{P50: 0.9, P90: 3.5, P99: 6.2, P999: 7.5}, want: []string{"p50", "p99"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := disagreements(tt.sk, ci); !slices.Equal(got, tt.want) {
-				t.Errorf("disagreements(%+v) = %v, want %v", tt.sk, got, tt.want)
-			}
-		})
+	// Twice the same point: the scratch is left clean between calls.
+	if pa2, va2, _, _ := w.spread(5, 5); pa2 != pa || va2 != va {
+		t.Errorf("weighted.spread(5, 5) = %v, %v; want %v, %v", pa2, va2, pa, va)
 	}
 }
 

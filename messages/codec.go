@@ -10,9 +10,6 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// Micros is a list of latencies in whole microseconds with a bounded decoder.
-type Micros []uint32
-
 // PhaseList is a batch's phases with a bounded decoder.
 type PhaseList []PhaseStats
 
@@ -32,29 +29,8 @@ func decodeLen(d *msgpack.Decoder, what string, max int) (int, error) {
 	return n, nil
 }
 
-// DecodeMsgpack decodes at most MaxReservoir latencies, each ≤ MaxLatencyMicros.
-func (m *Micros) DecodeMsgpack(d *msgpack.Decoder) error {
-	n, err := decodeLen(d, "latencies", MaxReservoir)
-	if err != nil || n < 0 {
-		*m = nil
-		return err
-	}
-	s := make(Micros, 0, n)
-	for range n {
-		v, err := d.DecodeUint64()
-		if err != nil {
-			return err
-		}
-		if v > MaxLatencyMicros {
-			return fmt.Errorf("latency %d µs out of range", v)
-		}
-		s = append(s, uint32(v))
-	}
-	*m = s
-	return nil
-}
-
-// DecodeMsgpack decodes at most NumPhases phase entries.
+// DecodeMsgpack decodes at most NumPhases phase entries, each as msgpack's
+// reflection would but faster (see decodeStruct).
 func (l *PhaseList) DecodeMsgpack(d *msgpack.Decoder) error {
 	n, err := decodeLen(d, "phases", NumPhases)
 	if err != nil || n < 0 {
@@ -63,7 +39,7 @@ func (l *PhaseList) DecodeMsgpack(d *msgpack.Decoder) error {
 	}
 	s := make(PhaseList, n)
 	for i := range s {
-		if err := d.Decode(&s[i]); err != nil {
+		if err := decodeStruct(d, &s[i], phaseFields); err != nil {
 			return err
 		}
 	}
@@ -168,7 +144,7 @@ func DecodeBatch(data []byte) (b *SampleBatch, err error) {
 			b, err = nil, fmt.Errorf("%w: decoder panic: %v", ErrInvalidBatch, r)
 		}
 	}()
-	r := bytes.NewReader(data)
+	r := &wireReader{b: data}
 	d := msgpack.NewDecoder(r)
 	b = new(SampleBatch)
 	if err := d.Decode(b); err != nil {

@@ -1,6 +1,7 @@
 package messages_test
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -315,4 +316,255 @@ func TestDecodedSketchIsPlain(t *testing.T) {
 	if got := s.GetCount(); got != 10_003 {
 		t.Errorf("count = %v, want 10003", got)
 	}
+}
+
+// TestMergeSketch merges sketches into one that already holds values, and
+// checks that a refused sketch leaves it as it was.
+func TestMergeSketch(t *testing.T) {
+	tests := []struct {
+		name    string
+		data    []byte
+		want    []float64 // values after the merge, beside the 1, 2 and 3 already there
+		wantErr string
+	}{
+		{name: "values", data: messages.EncodeSketch(nil, sketchOfValues(t, 10, 20, 30)), want: []float64{10, 20, 30}},
+		{name: "zeros", data: rawZeroCount(2), want: []float64{0, 0}},
+		{name: "empty", data: nil},
+		{name: "unsorted and repeated bins", data: rawStore(3, bin{200, 1}, bin{-100, 2}, bin{0, 1}), want: sketchValues(200, 100, 100, 100)},
+		{name: "negative count", data: rawStore(2, bin{100, 2}, bin{1, -1}), wantErr: "count -1"},
+		{name: "negative latency", data: messages.EncodeSketch(nil, sketchOfValues(t, 5, -5)), wantErr: "negative latencies"},
+		{name: "truncated", data: messages.EncodeSketch(nil, sketchOfValues(t, 10, 20, 30))[:4], wantErr: "EOF"},
+		{name: "far jump", data: hostileJumps(), wantErr: "out of range"},
+		{name: "too many bins", data: hostileManyBins(), wantErr: "more than 4096 bins"},
+		{name: "counts add up to infinity", data: rawStore(2, bin{100, math.MaxFloat64}, bin{1, math.MaxFloat64}), wantErr: "count +Inf"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dst := sketchOfValues(t, 1, 2, 3)
+			err := messages.MergeSketch(dst, tt.data)
+			want := sketchOfValues(t, append([]float64{1, 2, 3}, tt.want...)...)
+			if tt.wantErr != "" {
+				if !errors.Is(err, messages.ErrInvalidSketch) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("MergeSketch() error = %v, want ErrInvalidSketch mentioning %q", err, tt.wantErr)
+				}
+				want = sketchOfValues(t, 1, 2, 3)
+			} else if err != nil {
+				t.Fatalf("MergeSketch() error = %v", err)
+			}
+			if !sameSketch(dst, want) {
+				t.Errorf("after MergeSketch() the sketch holds %v, want %v", binsOf(dst), binsOf(want))
+			}
+		})
+	}
+}
+
+// sketchValues are values whose bins are the indices given (µs).
+func sketchValues(indices ...int) []float64 {
+	m := messages.NewSketch().IndexMapping
+	var vs []float64
+	for _, i := range indices {
+		vs = append(vs, m.Value(i))
+	}
+	return vs
+}
+
+func sameSketch(a, b *ddsketch.DDSketch) bool {
+	return slices.Equal(binsOf(a), binsOf(b)) && a.GetZeroCount() == b.GetZeroCount()
+}
+
+// closeSketch is sameSketch up to floating-point rounding of the counts.
+func closeSketch(a, b *ddsketch.DDSketch) bool {
+	close := func(x, y float64) bool { return x == y || math.Abs(x-y) <= 1e-12*math.Max(math.Abs(x), math.Abs(y)) }
+	ba, bb := binsOf(a), binsOf(b)
+	if len(ba) != len(bb) || !close(a.GetZeroCount(), b.GetZeroCount()) {
+		return false
+	}
+	for i := range ba {
+		if ba[i][0] != bb[i][0] || !close(ba[i][1], bb[i][1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// binsOf lists a sketch's bins as value, count pairs, ascending.
+func binsOf(s *ddsketch.DDSketch) [][2]float64 {
+	var out [][2]float64
+	s.ForEach(func(v, c float64) bool {
+		out = append(out, [2]float64{v, c})
+		return false
+	})
+	slices.SortFunc(out, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+	return out
+}
+
+// TestMergeSketchHostileAllocation holds MergeSketch to the bounds that
+// DecodeSketch is held to, into a sketch that already holds values: it
+// decodes into a pooled scratch, so a refused sketch costs nearly nothing.
+func TestMergeSketchHostileAllocation(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		data []byte
+	}{
+		{name: "store emptied and refilled", data: hostileEmptying()},
+		{name: "far jumps", data: hostileJumps()},
+		{name: "2^64-1 bins claimed", data: hostileBinCount()},
+		{name: "more bins than a store holds", data: hostileManyBins()},
+		{name: "over the size cap", data: make([]byte, messages.MaxSketchBytes+1)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dst := sketchOfValues(t, 1, 1000, 1e6)
+			var err error
+			allocs, bytes, elapsed := cost(10, func() { err = messages.MergeSketch(dst, tt.data) })
+			if !errors.Is(err, messages.ErrInvalidSketch) {
+				t.Fatalf("MergeSketch(%d hostile bytes) error = %v, want ErrInvalidSketch", len(tt.data), err)
+			}
+			t.Logf("MergeSketch(%d bytes): %.0f allocs, %d B allocated, %v: %v", len(tt.data), allocs, bytes, elapsed, err)
+			if bytes > maxHostileSketchBytes || elapsed > maxHostileTime {
+				t.Errorf("MergeSketch(%d hostile bytes) allocated %d B in %v, want ≤ %d B in ≤ %v",
+					len(tt.data), bytes, elapsed, maxHostileSketchBytes, maxHostileTime)
+			}
+			if dst.GetCount() != 3 {
+				t.Errorf("after a refused MergeSketch() the sketch holds %v values, want 3", dst.GetCount())
+			}
+		})
+	}
+}
+
+// TestMergeSketchAllocs: merging a valid sketch into one that already spans
+// its range allocates nothing, through a SketchBins scratch (MergeSketch
+// takes one from a sync.Pool, which the race detector empties at random).
+func TestMergeSketchAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	src := messages.NewSketch()
+	for range 1000 {
+		_ = src.Add(2000 * math.Exp(0.7*rng.NormFloat64()))
+	}
+	data := messages.EncodeSketch(nil, src)
+	dst := messages.NewSketch()
+	if err := messages.MergeSketch(dst, data); err != nil {
+		t.Fatal(err)
+	}
+	var bins messages.SketchBins
+	merge := func() {
+		if err := bins.Decode(data); err != nil {
+			t.Fatal(err)
+		}
+		_ = bins.MergeInto(dst)
+	}
+	if allocs := testing.AllocsPerRun(100, merge); allocs > 0 {
+		t.Errorf("SketchBins.Decode() and MergeInto() = %v allocs per merge, want 0", allocs)
+	}
+}
+
+// TestSketchBinsAgreeWithDDSketch reads the same sketches through SketchBins
+// (Quantile, Add), SketchSum and a merged DDSketch.
+func TestSketchBinsAgreeWithDDSketch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var parts [][]byte
+	merged := messages.NewSketch()
+	var union messages.SketchBins
+	var sum messages.SketchSum
+	sum.Reset()
+	for i := range 20 {
+		s := messages.NewSketch()
+		for range 1 + rng.IntN(300) {
+			v := 500 * math.Exp(float64(i%4)+rng.NormFloat64())
+			if rng.IntN(50) == 0 {
+				v = 0
+			}
+			_ = s.Add(v)
+		}
+		data := messages.EncodeSketch(nil, s)
+		parts = append(parts, data)
+		var bins messages.SketchBins
+		if err := bins.Decode(data); err != nil {
+			t.Fatalf("SketchBins.Decode() error = %v", err)
+		}
+		for _, q := range []float64{0, 0.5, 0.99, 1} {
+			if got, want := bins.Quantile(q), quantile(t, s, q); got != want {
+				t.Errorf("part %d: SketchBins.Quantile(%v) = %v, DDSketch's %v", i, q, got, want)
+			}
+		}
+		union.Add(&bins)
+		sum.Add(&bins)
+		if err := merged.MergeWith(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if union.Count() != merged.GetCount() || sum.Count() != merged.GetCount() {
+		t.Errorf("counts: SketchBins.Add %v, SketchSum %v, merged DDSketch %v", union.Count(), sum.Count(), merged.GetCount())
+	}
+	if s := sum.Sketch(); !sameSketch(s, merged) {
+		t.Errorf("SketchSum.Sketch() = %v, want the merged sketch %v", binsOf(s), binsOf(merged))
+	}
+	for _, q := range []float64{0, 0.1, 0.5, 0.9, 0.99, 0.999, 1} {
+		want := quantile(t, merged, q)
+		if got := union.Quantile(q); got != want {
+			t.Errorf("union SketchBins.Quantile(%v) = %v, merged DDSketch's %v", q, got, want)
+		}
+		if got := sum.Quantile(q); got != want {
+			t.Errorf("SketchSum.Quantile(%v) = %v, merged DDSketch's %v", q, got, want)
+		}
+	}
+	sum.Reset()
+	if sum.Count() != 0 || sum.Quantile(0.5) != 0 || sum.Sketch() != nil {
+		t.Errorf("SketchSum after Reset() = count %v, p50 %v; want empty", sum.Count(), sum.Quantile(0.5))
+	}
+}
+
+func quantile(tb testing.TB, s *ddsketch.DDSketch, q float64) float64 {
+	tb.Helper()
+	v, err := s.GetValueAtQuantile(q)
+	if err != nil {
+		tb.Fatalf("GetValueAtQuantile(%v) error = %v", q, err)
+	}
+	return v
+}
+
+// FuzzMergeSketch checks MergeSketch against sketches-go's own decoder on
+// every input MergeSketch accepts (sketches-go's is safe on those: they are
+// the bounded ones), and that a refused input changes nothing.
+func FuzzMergeSketch(f *testing.F) {
+	for _, seed := range [][]byte{
+		messages.EncodeSketch(nil, sketchOfValues(f, 0, 1, 10, 100, 1000, 1e6)),
+		rawStore(3, bin{100, 1}, bin{1, 2.5}, bin{7, 1}),
+		rawStore(3, bin{200, 1}, bin{-100, 2}, bin{0, 1}),
+		rawZeroCount(7),
+		hostileBinCount(), hostileJumps(), hostileEmptying(),
+		append(messages.EncodeSketch(nil, sketchOfValues(f, 3, 4)), rawStore(2, bin{300, 1}, bin{2, 1})...),
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dst := sketchOfValues(t, 5, 50)
+		err := messages.MergeSketch(dst, data)
+		if err != nil {
+			if !errors.Is(err, messages.ErrInvalidSketch) || strings.Contains(err.Error(), "decoder panic") {
+				t.Fatalf("MergeSketch() error = %v, want ErrInvalidSketch", err)
+			}
+			if !sameSketch(dst, sketchOfValues(t, 5, 50)) {
+				t.Fatalf("a refused MergeSketch() changed the sketch: %v", binsOf(dst))
+			}
+			return
+		}
+		ref := sketchOfValues(t, 5, 50)
+		if err := ref.DecodeAndMergeWith(data); err != nil {
+			t.Fatalf("MergeSketch() accepted what sketches-go refuses: %v", err)
+		}
+		if !closeSketch(dst, ref) { // bins repeated in the input may add up in another order
+			t.Fatalf("MergeSketch() = %v, sketches-go's decoder %v", binsOf(dst), binsOf(ref))
+		}
+		var bins messages.SketchBins
+		if err := bins.Decode(data); err != nil {
+			t.Fatalf("SketchBins.Decode() error = %v after MergeSketch() accepted it", err)
+		}
+		one := messages.NewSketch()
+		_ = one.DecodeAndMergeWith(data)
+		for _, q := range []float64{0, 0.5, 0.99, 1} {
+			if one.GetCount() > 0 && bins.Quantile(q) != quantile(t, one, q) {
+				t.Fatalf("SketchBins.Quantile(%v) = %v, DDSketch's %v", q, bins.Quantile(q), quantile(t, one, q))
+			}
+		}
+	})
 }

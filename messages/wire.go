@@ -88,6 +88,14 @@ func checkItems(b []byte, n uint64, depth int) ([]byte, error) {
 	}
 	var err error
 	for ; n > 0; n-- {
+		switch { // fast paths for reservoir values: positive fixint and uint16
+		case len(b) > 0 && b[0] <= 0x7f:
+			b = b[1:]
+			continue
+		case len(b) >= 3 && b[0] == 0xcd:
+			b = b[3:]
+			continue
+		}
 		if b, err = checkWire(b, depth+1); err != nil {
 			return nil, err
 		}
