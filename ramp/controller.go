@@ -116,13 +116,14 @@ func (c *Controller) step(ctx context.Context, js jetstream.JetStream, n int, ra
 	if c.opts.OnStep != nil {
 		c.opts.OnStep(cmd, replies)
 	}
-	if accepted(replies) == 0 {
+	if Accepted(replies) == 0 {
 		return messages.StepResult{}, fmt.Errorf("%w: run %s step %d (%d answers)", ErrNoProducers, cmd.Run, n, len(replies))
 	}
 	return c.awaitResult(ctx, cmd, results)
 }
 
-func accepted(replies []messages.StepReply) int {
+// Accepted counts the answers that accepted the step.
+func Accepted(replies []messages.StepReply) int {
 	n := 0
 	for _, r := range replies {
 		if r.Accepted {
@@ -151,21 +152,34 @@ func (c *Controller) publish(cmd messages.StepCommand) ([]messages.StepReply, er
 	if err != nil {
 		return nil, err
 	}
-	inbox := c.nc.NewRespInbox()
-	sub, err := c.nc.SubscribeSync(inbox)
+	return Broadcast(c.nc, body, c.opts.ReplyWait)
+}
+
+// Broadcast publishes a step command on messages.StepSubject with a reply
+// subject and returns every producer's answer that arrives within wait. With
+// wait ≤ 0 it only publishes.
+func Broadcast(nc *nats.Conn, body []byte, wait time.Duration) ([]messages.StepReply, error) {
+	if wait <= 0 {
+		if err := nc.Publish(messages.StepSubject, body); err != nil {
+			return nil, err
+		}
+		return nil, nc.Flush()
+	}
+	inbox := nc.NewRespInbox()
+	sub, err := nc.SubscribeSync(inbox)
 	if err != nil {
 		return nil, err
 	}
 	defer sub.Unsubscribe()
-	if err := c.nc.PublishRequest(messages.StepSubject, inbox, body); err != nil {
+	if err := nc.PublishRequest(messages.StepSubject, inbox, body); err != nil {
 		return nil, err
 	}
 	var replies []messages.StepReply
-	deadline := time.Now().Add(c.opts.ReplyWait)
+	deadline := time.Now().Add(wait)
 	for {
 		m, err := sub.NextMsg(time.Until(deadline))
 		if err != nil {
-			return replies, nil
+			return replies, nil // the wait is over: every answer in time is in
 		}
 		var r messages.StepReply
 		if json.Unmarshal(m.Data, &r) == nil {

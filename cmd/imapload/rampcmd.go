@@ -138,7 +138,7 @@ func driveRamp(ctx context.Context, nc *nats.Conn, o *ramp.Options, out io.Write
 		watchMutex sync.Mutex
 	)
 	o.OnStep = func(cmd messages.StepCommand, replies []messages.StepReply) {
-		fmt.Fprintf(out, "step %d: %.0f commands/s offered by %d producer(s) for %v\n", cmd.Step, cmd.Rate, countAccepted(replies), cmd.Duration.D())
+		fmt.Fprintf(out, "step %d: %.0f commands/s offered by %d producer(s) for %v\n", cmd.Step, cmd.Rate, ramp.Accepted(replies), cmd.Duration.D())
 		wctx, cancel := context.WithCancel(ctx)
 		watchMutex.Lock()
 		stopWatch = cancel
@@ -163,16 +163,6 @@ func driveRamp(ctx context.Context, nc *nats.Conn, o *ramp.Options, out io.Write
 	watchMutex.Unlock()
 	wg.Wait()
 	return results, err
-}
-
-func countAccepted(replies []messages.StepReply) int {
-	n := 0
-	for _, r := range replies {
-		if r.Accepted {
-			n++
-		}
-	}
-	return n
 }
 
 func summaryLine(r messages.StepResult) string {

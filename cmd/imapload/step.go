@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/imapload/imapload/messages"
-	"github.com/nats-io/nats.go"
+	"github.com/imapload/imapload/ramp"
 	"github.com/spf13/cobra"
 )
 
@@ -102,7 +102,7 @@ func runStep(cmd *cobra.Command, _ []string) error {
 	defer nc.Close()
 	wait, _ := cmd.Flags().GetDuration("wait")
 	fmt.Fprintf(cmd.OutOrStdout(), "published %s %s\n", messages.StepSubject, body)
-	replies, err := broadcast(nc, body, wait)
+	replies, err := ramp.Broadcast(nc, body, wait)
 	if err != nil {
 		return err
 	}
@@ -121,38 +121,6 @@ func stepBody(cmd *cobra.Command) ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(c)
-}
-
-// broadcast publishes a step command with a reply subject and gathers every
-// answer that arrives within wait.
-func broadcast(nc *nats.Conn, body []byte, wait time.Duration) ([]messages.StepReply, error) {
-	if wait <= 0 {
-		if err := nc.Publish(messages.StepSubject, body); err != nil {
-			return nil, err
-		}
-		return nil, nc.Flush()
-	}
-	inbox := nc.NewRespInbox()
-	sub, err := nc.SubscribeSync(inbox)
-	if err != nil {
-		return nil, err
-	}
-	defer sub.Unsubscribe()
-	if err := nc.PublishRequest(messages.StepSubject, inbox, body); err != nil {
-		return nil, err
-	}
-	var replies []messages.StepReply
-	deadline := time.Now().Add(wait)
-	for {
-		m, err := sub.NextMsg(time.Until(deadline))
-		if err != nil {
-			return replies, nil // timeout: every answer in time is in
-		}
-		var r messages.StepReply
-		if json.Unmarshal(m.Data, &r) == nil {
-			replies = append(replies, r)
-		}
-	}
 }
 
 func printReplies(w io.Writer, replies []messages.StepReply, wait time.Duration) error {
