@@ -49,10 +49,7 @@ func addRampFlags(cmd *cobra.Command) {
 	f.Int("refine", 0, "bisection steps between the last step that held and the knee")
 	f.Float64("threshold", reporter.DefaultThreshold, "delivered/target ratio under which a step is the knee")
 	f.Duration("step-duration", 10*time.Second, "measurement window of each step")
-	f.Duration("warmup", -1, "warm-up of each step (default: stagger + 1s, at most half the duration)")
-	f.Duration("stagger", -1, "session start spread (default: min(2s, duration/4))")
-	f.String("mix", "", "workload weights for every step, e.g. fetch=130,select=100")
-	f.String("arrival", "", "constant (default) or poisson")
+	addShapeFlags(cmd)
 	f.String("out", "", "directory for report files")
 }
 
@@ -73,17 +70,8 @@ func rampPlan(cmd *cobra.Command, run string) (ramp.Plan, messages.StepCommand, 
 	}
 	p.Rates = rates
 	d, _ := f.GetDuration("step-duration")
-	t := messages.StepCommand{Run: run, Duration: messages.Duration(d), Arrival: flagString(cmd, "arrival")}
-	if v, _ := f.GetDuration("warmup"); v >= 0 {
-		w := messages.Duration(v)
-		t.Warmup = &w
-	}
-	if v, _ := f.GetDuration("stagger"); v >= 0 {
-		s := messages.Duration(v)
-		t.Stagger = &s
-	}
-	t.Mix, err = parseMix(flagString(cmd, "mix"))
-	return p, t, err
+	t := messages.StepCommand{Run: run, Duration: messages.Duration(d)}
+	return p, t, readShape(cmd, &t)
 }
 
 func parseRates(s string) ([]float64, error) {

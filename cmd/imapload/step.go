@@ -38,24 +38,26 @@ func addStepFlags(cmd *cobra.Command) {
 	f.Int("step", 1, "step number, from 1")
 	f.Float64("rate", 0, "fleet-wide offered rate, IMAP commands per second")
 	f.Duration("duration", 30*time.Second, "measurement window of the step")
-	f.Duration("warmup", -1, "warm-up before the window (default: stagger + 1s, at most half the duration)")
-	f.Duration("stagger", -1, "window over which session starts are spread (default: min(2s, duration/4))")
 	f.Float64("producer-rate", 0, "per-producer rate override, commands/s")
 	f.Int("producers", 0, "divide the rate by this many producers instead of the live count")
+	addShapeFlags(cmd)
+}
+
+// addShapeFlags adds the flags that shape every step: warm-up, stagger, mix
+// and arrival (used by step, ramp and demo).
+func addShapeFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.Duration("warmup", -1, "warm-up before each measurement window (default: stagger + 1s, at most half the duration)")
+	f.Duration("stagger", -1, "window over which session starts are spread (default: min(2s, duration/4))")
 	f.String("mix", "", "workload weights, e.g. fetch=130,select=100,list=50,store=50,append=10,logout=20")
 	f.String("arrival", "", "constant (default) or poisson")
 }
 
-// stepFromFlags builds and validates a StepCommand from the step flags.
-func stepFromFlags(cmd *cobra.Command) (messages.StepCommand, error) {
+// readShape sets c's warm-up, stagger, mix and arrival from the shape flags;
+// a negative duration flag leaves the contract's default.
+func readShape(cmd *cobra.Command, c *messages.StepCommand) error {
 	f := cmd.Flags()
-	c := messages.StepCommand{Run: flagString(cmd, "run"), Arrival: flagString(cmd, "arrival")}
-	c.Step, _ = f.GetInt("step")
-	c.Rate, _ = f.GetFloat64("rate")
-	c.ProducerRate, _ = f.GetFloat64("producer-rate")
-	c.Producers, _ = f.GetInt("producers")
-	d, _ := f.GetDuration("duration")
-	c.Duration = messages.Duration(d)
+	c.Arrival = flagString(cmd, "arrival")
 	for name, dst := range map[string]**messages.Duration{"warmup": &c.Warmup, "stagger": &c.Stagger} {
 		if v, _ := f.GetDuration(name); v >= 0 {
 			md := messages.Duration(v)
@@ -63,10 +65,23 @@ func stepFromFlags(cmd *cobra.Command) (messages.StepCommand, error) {
 		}
 	}
 	mix, err := parseMix(flagString(cmd, "mix"))
-	if err != nil {
+	c.Mix = mix
+	return err
+}
+
+// stepFromFlags builds and validates a StepCommand from the step flags.
+func stepFromFlags(cmd *cobra.Command) (messages.StepCommand, error) {
+	f := cmd.Flags()
+	c := messages.StepCommand{Run: flagString(cmd, "run")}
+	c.Step, _ = f.GetInt("step")
+	c.Rate, _ = f.GetFloat64("rate")
+	c.ProducerRate, _ = f.GetFloat64("producer-rate")
+	c.Producers, _ = f.GetInt("producers")
+	d, _ := f.GetDuration("duration")
+	c.Duration = messages.Duration(d)
+	if err := readShape(cmd, &c); err != nil {
 		return c, err
 	}
-	c.Mix = mix
 	return c, c.Validate()
 }
 
