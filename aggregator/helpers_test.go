@@ -29,16 +29,7 @@ type testBus struct {
 
 func startBus(t *testing.T) *testBus {
 	t.Helper()
-	n, err := embedded.StartNATS(&embedded.NATSOptions{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("embedded.StartNATS() error = %v", err)
-	}
-	t.Cleanup(n.Shutdown)
-	nc, err := n.Connect()
-	if err != nil {
-		t.Fatalf("Connect() error = %v", err)
-	}
-	t.Cleanup(nc.Close)
+	_, nc := embedded.NATSForTest(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatalf("jetstream.New() error = %v", err)

@@ -45,16 +45,7 @@ func TestConnectErrorHidesPassword(t *testing.T) {
 }
 
 func TestEnsureIsIdempotent(t *testing.T) {
-	ns, err := embedded.StartNATS(&embedded.NATSOptions{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ns.Shutdown()
-	nc, err := bus.Connect(ns.ClientURL(), "test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	_, nc := embedded.NATSForTest(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)

@@ -90,16 +90,7 @@ func (d dovecot) wrongPasswordOptions(t *testing.T, logs *syncBuffer) *producer.
 // NATS with JetStream, the samples stream, and the test's own connection.
 func newDovecotFleet(t *testing.T) *fleet {
 	t.Helper()
-	ns, err := embedded.StartNATS(&embedded.NATSOptions{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("embedded.StartNATS() error = %v", err)
-	}
-	t.Cleanup(ns.Shutdown)
-	nc, err := ns.Connect()
-	if err != nil {
-		t.Fatalf("Connect() error = %v", err)
-	}
-	t.Cleanup(nc.Close)
+	ns, nc := embedded.NATSForTest(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatalf("jetstream.New() error = %v", err)

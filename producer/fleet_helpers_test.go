@@ -34,21 +34,12 @@ type fleet struct {
 
 func newFleet(t *testing.T, imapOpts *embedded.IMAPOptions) *fleet {
 	t.Helper()
-	ns, err := embedded.StartNATS(&embedded.NATSOptions{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("embedded.StartNATS() error = %v", err)
-	}
-	t.Cleanup(ns.Shutdown)
+	ns, nc := embedded.NATSForTest(t)
 	srv, err := embedded.StartIMAP(imapOpts)
 	if err != nil {
 		t.Fatalf("embedded.StartIMAP() error = %v", err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	nc, err := ns.Connect()
-	if err != nil {
-		t.Fatalf("Connect() error = %v", err)
-	}
-	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatalf("jetstream.New() error = %v", err)

@@ -20,16 +20,7 @@ import (
 // it, as the producer makes one.
 func startTestJetStream(t *testing.T) jetstream.JetStream {
 	t.Helper()
-	ns, err := embedded.StartNATS(&embedded.NATSOptions{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("embedded.StartNATS() error = %v", err)
-	}
-	t.Cleanup(ns.Shutdown)
-	nc, err := ns.Connect()
-	if err != nil {
-		t.Fatalf("Connect() error = %v", err)
-	}
-	t.Cleanup(nc.Close)
+	_, nc := embedded.NATSForTest(t)
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(ackWait))
 	if err != nil {
 		t.Fatalf("jetstream.New() error = %v", err)

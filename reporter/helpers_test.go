@@ -21,16 +21,7 @@ import (
 // the results stream, as the aggregator would create it.
 func startNATS(t *testing.T) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	ns, err := embedded.StartNATS(&embedded.NATSOptions{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("StartNATS() error = %v", err)
-	}
-	t.Cleanup(ns.Shutdown)
-	nc, err := ns.Connect()
-	if err != nil {
-		t.Fatalf("Connect() error = %v", err)
-	}
-	t.Cleanup(nc.Close)
+	_, nc := embedded.NATSForTest(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
