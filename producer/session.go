@@ -175,7 +175,7 @@ func (s *session) dial(ctx context.Context) (*imapclient.Client, time.Duration, 
 			return nil, 0, err
 		}
 	}
-	c := imapclient.New(conn, s.clientOptions())
+	c := imapclient.New(guardedConn{conn}, s.clientOptions())
 	if err := guardClient(c, s.env.cfg.OpTimeout, c.WaitGreeting); err != nil {
 		c.Close()
 		return nil, 0, err
