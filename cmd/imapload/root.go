@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/imapload/imapload/internal/sysmon"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -25,6 +27,11 @@ func newRoot() *cobra.Command {
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if err := applyEnv(cmd.Flags()); err != nil {
 				return err
+			}
+			if reexec && cmd.Annotations[annotSysmon] != "" {
+				if err := sysmon.Reexec(); err != nil {
+					logger(cmd).Warn("running with the Go runtime's default sysmon", "err", err)
+				}
 			}
 			return startProfile(cmd)
 		},
@@ -71,6 +78,15 @@ func flagString(cmd *cobra.Command, name string) string {
 	v, _ := cmd.Flags().GetString(name)
 	return v
 }
+
+// annotSysmon marks the commands that run IMAP sessions: they re-execute
+// themselves with the runtime's system monitor kept awake (internal/sysmon),
+// unless GODEBUG sets schedtrace.
+const annotSysmon = "imapload-sysmon"
+
+// reexec allows that re-execution; only main sets it, so tests that run
+// commands in their own process never replace it.
+var reexec bool
 
 var profile *os.File
 
