@@ -41,11 +41,14 @@ func ExampleSamplesSubject() {
 }
 
 func ExampleBatchMsgID() {
-	// Batch 7 of producer p-1 in step 3 of run r1: a retried publish carries
-	// the same id, and the stream keeps one copy.
+	// Batch 7 of producer p1 in step 3 of run r1: a retried publish carries
+	// the same id, and the stream keeps one copy. A '-' or '_' in a name is
+	// escaped by '_', so ids never collide.
+	fmt.Println(messages.BatchMsgID("r1", 3, "p1", 7))
 	fmt.Println(messages.BatchMsgID("r1", 3, "p-1", 7))
 	// Output:
-	// r1-3-p-1-7
+	// r1-3-p1-7
+	// r1-3-p_-1-7
 }
 
 func ExampleDecodeBatch() {

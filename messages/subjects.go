@@ -68,9 +68,33 @@ func ResultsSubject(run string) string {
 }
 
 // BatchMsgID is the JetStream message id of a batch, "<run>-<step>-<producer>-<seq>",
-// so that a retried publish is deduplicated by the stream.
+// so that a retried publish is deduplicated by the stream. In run and
+// producer, '_' is written "__" and '-' is written "_-", so that two batches
+// never share an id: without that, run "r-1" step 3 of producer "p" and run
+// "r" step 1 of producer "3-p" would both be "r-1-3-p-<seq>", and the stream
+// would drop the second as a duplicate. Names of letters and digits appear
+// as they are.
 func BatchMsgID(run string, step int, producer string, seq uint64) string {
-	return run + "-" + strconv.Itoa(step) + "-" + producer + "-" + strconv.FormatUint(seq, 10)
+	b := make([]byte, 0, len(run)+len(producer)+24)
+	b = appendIDToken(b, run)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(step), 10)
+	b = append(b, '-')
+	b = appendIDToken(b, producer)
+	b = append(b, '-')
+	b = strconv.AppendUint(b, seq, 10)
+	return string(b)
+}
+
+// appendIDToken appends name to b with '_' and '-' escaped by '_'.
+func appendIDToken(b []byte, name string) []byte {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c == '_' || c == '-' {
+			b = append(b, '_')
+		}
+		b = append(b, name[i])
+	}
+	return b
 }
 
 // ProducerKey is the key of producer in ProducersBucket.

@@ -3,6 +3,7 @@ package messages_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -24,7 +25,9 @@ func TestSubjects(t *testing.T) {
 		{name: "StepSamplesFilter", got: messages.StepSamplesFilter("r1", 3), want: "imapload.samples.r1.3.>"},
 		{name: "RunSamplesFilter", got: messages.RunSamplesFilter("r1"), want: "imapload.samples.r1.>"},
 		{name: "ResultsSubject", got: messages.ResultsSubject("r1"), want: "imapload.results.r1"},
-		{name: "BatchMsgID", got: messages.BatchMsgID("r1", 3, "p-1", 7), want: "r1-3-p-1-7"},
+		{name: "BatchMsgID", got: messages.BatchMsgID("r1", 3, "p1", 7), want: "r1-3-p1-7"},
+		{name: "BatchMsgID dash", got: messages.BatchMsgID("r-1", 3, "p-1", 7), want: "r_-1-3-p_-1-7"},
+		{name: "BatchMsgID underscore", got: messages.BatchMsgID("r_1", 3, "p__1", 7), want: "r__1-3-p____1-7"},
 		{name: "BatchMsgID batch 0", got: messages.BatchMsgID("r1", 1, "p1", 0), want: "r1-1-p1-0"},
 		{name: "BatchMsgID large seq", got: messages.BatchMsgID("r1", 1, "p1", 1<<63), want: "r1-1-p1-9223372036854775808"},
 		{name: "ProducerKey", got: messages.ProducerKey("p-1"), want: "p-1"},
@@ -35,6 +38,41 @@ func TestSubjects(t *testing.T) {
 				t.Errorf("%s = %q, want %q", tt.name, tt.got, tt.want)
 			}
 		})
+	}
+}
+
+// TestBatchMsgIDUnique checks that different batches never share an id,
+// over names built from the characters that matter ('-', '_', a digit, a
+// letter), however the separators could line up.
+func TestBatchMsgIDUnique(t *testing.T) {
+	var names []string
+	var grow func(prefix string)
+	grow = func(prefix string) {
+		if prefix != "" {
+			names = append(names, prefix)
+		}
+		if len(prefix) == 3 {
+			return
+		}
+		for _, c := range "-_1a" {
+			grow(prefix + string(c))
+		}
+	}
+	grow("")
+	seen := make(map[string]string)
+	for _, run := range names {
+		for _, step := range []int{1, 12} {
+			for _, producer := range names {
+				for _, seq := range []uint64{1, 3} {
+					id := messages.BatchMsgID(run, step, producer, seq)
+					key := fmt.Sprintf("%q %d %q %d", run, step, producer, seq)
+					if other, ok := seen[id]; ok {
+						t.Fatalf("BatchMsgID(%s) = BatchMsgID(%s) = %q", key, other, id)
+					}
+					seen[id] = key
+				}
+			}
+		}
 	}
 }
 
