@@ -1,12 +1,12 @@
 // Package sysmon keeps the Go runtime's system monitor out of its deep
-// sleep in processes that run IMAP sessions, which saves them a quarter to
-// a third of their CPU per command (BENCHMARKS.md).
+// sleep in processes that run IMAP sessions, which saves them 20–45% of
+// their CPU per session and per command (BENCHMARKS.md).
 //
 // When every P is idle, the runtime's monitor thread (sysmon) parks, and the
 // next system call of any goroutine wakes it again: a futex wake, a thread
 // switch, its 20 µs nap and a park. A producer waits for replies between
-// almost every command, so it paid that once per command: 10–20 µs of a
-// 40–55 µs FETCH. The runtime skips the deep sleep only while its scheduler
+// almost every command, so it paid that once per command: 10–15 µs of a
+// 44–50 µs FETCH. The runtime skips the deep sleep only while its scheduler
 // trace is on (GODEBUG schedtrace > 0), so the producer runs itself with a
 // trace period of 2^31−1 ms (24.8 days). The trace prints nothing while the
 // host has been up for less than that; after, it prints one "SCHED" line on
