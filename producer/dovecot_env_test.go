@@ -1,14 +1,12 @@
 package producer_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 
 	"github.com/imapload/imapload/bus"
 	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/producer"
 )
 
@@ -54,7 +53,7 @@ func dovecotFromEnv(t *testing.T) dovecot {
 
 // options are a producer's options against Dovecot, with every account's
 // password set to password, logging at debug level to logs.
-func (d dovecot) options(t *testing.T, id, password string, logs *syncBuffer) *producer.Options {
+func (d dovecot) options(t *testing.T, id, password string, logs *testkit.Buffer) *producer.Options {
 	t.Helper()
 	accts, err := producer.TemplateAccounts(d.prefix+"%d", d.users, password)
 	if err != nil {
@@ -78,7 +77,7 @@ func (d dovecot) options(t *testing.T, id, password string, logs *syncBuffer) *p
 // call, so that neither the good producers (127.0.0.1) nor an attempt just
 // before are delayed; one account keeps the penalty from growing, and the
 // operation timeout stays above the 6 s.
-func (d dovecot) wrongPasswordOptions(t *testing.T, logs *syncBuffer) *producer.Options {
+func (d dovecot) wrongPasswordOptions(t *testing.T, logs *testkit.Buffer) *producer.Options {
 	t.Helper()
 	o := d.options(t, "dcbad", wrongPassword, logs)
 	o.Accounts, o.Sessions, o.OpTimeout = o.Accounts[:1], 1, 10*time.Second
@@ -99,28 +98,4 @@ func newDovecotFleet(t *testing.T) *fleet {
 		t.Fatalf("bus.EnsureSamples() error = %v", err)
 	}
 	return &fleet{t: t, nats: ns, nc: nc, js: js}
-}
-
-// syncBuffer collects the producers' log lines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) contains(s []byte) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Contains(b.buf.Bytes(), s)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

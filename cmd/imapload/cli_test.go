@@ -6,14 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/imapload/imapload/embedded"
 	"github.com/nats-io/nats.go"
+
+	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit"
 )
 
 // runCLI runs one imapload command in this process, as main does, and returns
 // what it printed and its error.
 func runCLI(ctx context.Context, args ...string) (stdout, stderr string, err error) {
-	var out, errOut syncBuffer
+	var out, errOut testkit.Buffer
 	root := newRoot()
 	root.SetArgs(args)
 	root.SetOut(&out)
@@ -26,8 +28,8 @@ func runCLI(ctx context.Context, args ...string) (stdout, stderr string, err err
 // process until the test stops it or ends.
 type bgCLI struct {
 	name   string
-	stdout syncBuffer
-	stderr syncBuffer
+	stdout testkit.Buffer
+	stderr testkit.Buffer
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the command has returned
 	err    error         // its error, set before done closes

@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/imapload/imapload/embedded"
-	"github.com/imapload/imapload/messages"
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit"
+	"github.com/imapload/imapload/messages"
 )
 
 // natsTool finds the nats CLI on PATH or in $(go env GOPATH)/bin. Without it
@@ -58,7 +60,7 @@ func runNATSTool(t *testing.T, tool, url string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	c := natsToolCmd(ctx, t, tool, url, args...)
 	c.Stderr = &stderr
 	out, err := c.Output()
@@ -159,7 +161,7 @@ func checkCLIReq(t *testing.T, tool, url string) {
 
 // cliSub is a running `nats sub`.
 type cliSub struct {
-	out  syncBuffer
+	out  testkit.Buffer
 	done chan struct{} // closed once it has exited
 	err  error         // its exit, set before done closes
 }
@@ -170,7 +172,7 @@ func startCLISub(t *testing.T, tool, url string, ns *embedded.NATS) *cliSub {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	s := &cliSub{done: make(chan struct{})}
-	var errOut syncBuffer
+	var errOut testkit.Buffer
 	c := natsToolCmd(ctx, t, tool, url, "sub", messages.ResultsSubjects, "--count", "1")
 	c.Stdout, c.Stderr = &s.out, &errOut
 	if err := c.Start(); err != nil {

@@ -1,36 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/imapload/imapload/internal/testkit"
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers and readers: the
-// output of a process or of an in-process command being polled.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // proc is one imapload subprocess with its output captured. The test's
 // cleanup kills it if it still runs and waits for it, so no process outlives
@@ -38,8 +19,8 @@ func (b *syncBuffer) String() string {
 type proc struct {
 	name    string
 	cmd     *exec.Cmd
-	stdout  syncBuffer
-	stderr  syncBuffer
+	stdout  testkit.Buffer
+	stderr  testkit.Buffer
 	done    chan struct{} // closed once the process has exited
 	waitErr error         // cmd.Wait's result, set before done closes
 }
