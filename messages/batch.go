@@ -137,6 +137,22 @@ type Health struct {
 	Saturated bool `msgpack:"saturated"`
 	// Lost counts earlier batches of this step the producer could not publish.
 	Lost uint64 `msgpack:"lost"`
+	// CPULimit is the most CPU the producer process may use, in cores
+	// (GOMAXPROCS, which Go caps by the cgroup's quota); 0 when unknown.
+	CPULimit float64 `msgpack:"cpu_limit"`
+	// RunDelay is how long the producer's threads waited on a run queue for
+	// a CPU, per wall second, during the batch (/proc/self/task/*/schedstat);
+	// a busy host keeps a runnable producer off the CPU.
+	RunDelay float64 `msgpack:"run_delay"`
+	// Pressure is the share of wall time during the batch in which some task
+	// on the host waited for a CPU (/proc/pressure/cpu "some").
+	Pressure float64 `msgpack:"pressure"`
+	// Throttled is the share of wall time during the batch in which the
+	// producer's cgroup was throttled by its CPU quota (cpu.max).
+	Throttled float64 `msgpack:"throttled"`
+	// Stopped is true when the process was stopped and continued (SIGSTOP,
+	// SIGCONT) during the batch: it could not run at all for a while.
+	Stopped bool `msgpack:"stopped"`
 }
 
 // PhaseStats returns the entry for p, or nil.

@@ -213,8 +213,11 @@ func (s *StepInfo) validate(bad func(string, ...any)) {
 }
 
 func (h *Health) validate(bad func(string, ...any)) {
-	if !finiteIn(h.CPU, 0, 1e4) {
-		bad("health: cpu %v cores out of range", h.CPU)
+	if !finiteIn(h.CPU, 0, 1e4) || !finiteIn(h.CPULimit, 0, 1e4) {
+		bad("health: cpu %v of %v cores out of range", h.CPU, h.CPULimit)
+	}
+	if !finiteIn(h.RunDelay, 0, 1e4) || !finiteIn(h.Pressure, 0, 1) || !finiteIn(h.Throttled, 0, 1) {
+		bad("health: run delay %v, pressure %v, throttled %v out of range", h.RunDelay, h.Pressure, h.Throttled)
 	}
 	if wrapped(h.LagP99, h.LagMax, h.Dropped, h.Lost) || h.Sessions > math.MaxInt32 {
 		bad("health: lag %d/%d µs, dropped %d, lost %d, sessions %d out of range", h.LagP99, h.LagMax, h.Dropped, h.Lost, h.Sessions)

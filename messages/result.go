@@ -1,6 +1,10 @@
 package messages
 
-import "time"
+import (
+	"encoding/json"
+	"math"
+	"time"
+)
 
 // Kinds of JSON message on ResultsSubject, in their "kind" field.
 const (
@@ -33,8 +37,23 @@ type StepResult struct {
 	// Missing lists producers that accepted the step but sent no final batch.
 	Missing []string `json:"missing,omitempty"`
 	// GeneratorSaturated is true when any producer fell behind its own
-	// schedule: the step measured the load generator, not the server.
+	// schedule, whatever the cause (Reasons names it): the step measured the
+	// load generator or its host, not the server.
 	GeneratorSaturated bool `json:"generator_saturated"`
+	// Verdict is VerdictHeld, VerdictBelow or VerdictInconclusive: see
+	// package verdict for the rule.
+	Verdict string `json:"verdict"`
+	// Reasons say why a step is inconclusive (empty when it is not), each
+	// with what was seen and what to do.
+	Reasons []Reason `json:"reasons,omitempty"`
+	// OfferedRate is what the producers that took part planned to offer,
+	// summed over them (each one's share of TargetRate), commands/s. It falls
+	// short of TargetRate when the rate was divided by more producers than ran.
+	OfferedRate float64 `json:"offered_rate"`
+	// StoppedEarly lists producers whose final batch ended before the
+	// measurement window did: the step was stopped (by a command for another
+	// step, or a producer shutting down).
+	StoppedEarly []string `json:"stopped_early,omitempty"`
 	// Scheduled, Attempted, Succeeded and Dropped count scheduled commands
 	// (not dial or login) whose intended start fell in the window.
 	Scheduled uint64 `json:"scheduled"`
@@ -72,8 +91,39 @@ type Percentiles struct {
 	Max  float64 `json:"max"`
 }
 
-// Interval is a confidence interval [low, high] in milliseconds.
+// Interval is a confidence interval [low, high] in milliseconds. An open
+// upper bound (too few values for one) is +Inf, written as null in JSON.
 type Interval [2]float64
+
+// Open reports whether the interval has no upper bound.
+func (iv Interval) Open() bool { return math.IsInf(iv[1], 1) }
+
+// MarshalJSON writes [low, high], high null when open.
+func (iv Interval) MarshalJSON() ([]byte, error) {
+	var high any = iv[1]
+	if iv.Open() {
+		high = nil
+	}
+	return json.Marshal([2]any{iv[0], high})
+}
+
+// UnmarshalJSON reads [low, high], high null meaning open.
+func (iv *Interval) UnmarshalJSON(b []byte) error {
+	var v [2]*float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*iv = Interval{}
+	if v[0] != nil {
+		iv[0] = *v[0]
+	}
+	if v[1] == nil && v[0] != nil {
+		iv[1] = math.Inf(1)
+	} else if v[1] != nil {
+		iv[1] = *v[1]
+	}
+	return nil
+}
 
 // Intervals are 95% confidence intervals of the percentiles.
 type Intervals struct {
@@ -101,6 +151,19 @@ type PhaseResult struct {
 	Sample Percentiles `json:"sample"`
 	// Disagree names percentiles where the sketch lies outside the interval.
 	Disagree []string `json:"disagree,omitempty"`
+	// NeverSent is the share of this phase's scheduled commands that the
+	// generator never sent (Dropped ÷ (Count + Dropped)). They count in the
+	// response-time percentiles as unserved (+Inf): a percentile whose rank
+	// falls among them is listed in Above.
+	NeverSent float64 `json:"never_sent,omitempty"`
+	// Above names percentiles that are only lower bounds: their rank falls
+	// among commands never sent, so the value is "more than" the figure (the
+	// largest served response time).
+	Above []string `json:"above,omitempty"`
+	// TooFew names percentiles for which the pooled count cannot support a
+	// two-sided 95% interval (P99 under about 300 values, P99.9 under about
+	// 3,000): their CI has an open upper bound.
+	TooFew []string `json:"too_few,omitempty"`
 	// Service are service-time percentiles (from the send), ms.
 	Service Percentiles `json:"service"`
 	// TLS are TLS-handshake percentiles (dial over TLS only), ms.
@@ -148,6 +211,23 @@ type ProducerBreakdown struct {
 	Reason  string `json:"reason,omitempty"`
 	// Saturated is true when this producer's generator fell behind.
 	Saturated bool `json:"saturated,omitempty"`
+	// Rate is the producer's share of the target rate, commands/s.
+	Rate float64 `json:"rate"`
+	// LagP99 is its largest per-batch schedule-lag P99, ms.
+	LagP99 float64 `json:"lag_p99"`
+	// CPU and CPULimit are its highest CPU use and the CPU it may use, cores.
+	CPU      float64 `json:"cpu"`
+	CPULimit float64 `json:"cpu_limit,omitempty"`
+	// RunDelay, Pressure and Throttled are the highest of its batches' (see
+	// Health): waiting for a CPU, host CPU pressure, cgroup throttling.
+	RunDelay  float64 `json:"run_delay,omitempty"`
+	Pressure  float64 `json:"pressure,omitempty"`
+	Throttled float64 `json:"throttled,omitempty"`
+	// Stopped is true when the process was stopped (SIGSTOP) during the step.
+	Stopped bool `json:"stopped,omitempty"`
+	// LagCause names why it fell behind, when Saturated: a Reason code
+	// (generator_saturated, host_overloaded or generator_stalled).
+	LagCause string `json:"lag_cause,omitempty"`
 }
 
 // HealthSummary gathers producers' self-health for a step.
@@ -169,6 +249,12 @@ type Knee struct {
 	DeliveredRate float64 `json:"delivered_rate"`
 	Ratio         float64 `json:"ratio"`
 	Threshold     float64 `json:"threshold"`
+	// Low, when > 0, makes the knee a range: inconclusive steps (listed in
+	// Uncertain) lie between the last step that held and this one, so the
+	// first rate the server could not sustain is above the last held rate and
+	// at most Rate, from Low (the lowest inconclusive rate) up.
+	Low       float64 `json:"low,omitempty"`
+	Uncertain []int   `json:"uncertain_steps,omitempty"`
 }
 
 // StepRef names a step and its rates.
@@ -179,19 +265,84 @@ type StepRef struct {
 	Ratio         float64 `json:"ratio"`
 }
 
+// Run verdicts, in RunReport.Verdict.
+const (
+	// RunKnee: a knee was found among complete, valid steps.
+	RunKnee = "knee"
+	// RunNoKnee: every valid step held; the ramp stopped at its limit.
+	RunNoKnee = "no_knee"
+	// RunInconclusive: the run stopped at a step that could not be measured
+	// before any knee was found.
+	RunInconclusive = "inconclusive"
+	// RunFailing: the server did not answer correctly (most commands failed).
+	RunFailing = "failing"
+)
+
+// Reason codes: why a step is inconclusive (StepResult.Reasons).
+const (
+	// ReasonGeneratorSaturated: a producer was CPU-bound and fell behind.
+	ReasonGeneratorSaturated = "generator_saturated"
+	// ReasonHostOverloaded: a producer fell behind because its host was busy
+	// with other work (run queue, CPU pressure) or its cgroup was throttled.
+	ReasonHostOverloaded = "host_overloaded"
+	// ReasonGeneratorStalled: a producer fell behind without using CPU or
+	// waiting for one: it was stopped, frozen or paused.
+	ReasonGeneratorStalled = "generator_stalled"
+	// ReasonIncomplete: producers are missing or the step was stopped early.
+	ReasonIncomplete = "incomplete"
+	// ReasonRateMismatch: the fleet offered more than 2% away from the target.
+	ReasonRateMismatch = "rate_mismatch"
+	// ReasonFailing: most attempted commands failed (refused, TLS,
+	// authentication, …): the server is not answering correctly.
+	ReasonFailing = "failing"
+	// ReasonNoResult: no result of the step arrived (RunReport reasons only).
+	ReasonNoResult = "no_result"
+)
+
+// Reason is one reason a step or a run is inconclusive.
+type Reason struct {
+	// Code is one of the Reason… constants.
+	Code string `json:"code"`
+	// Detail says what was seen, with figures.
+	Detail string `json:"detail"`
+	// Remedy says what to do about it.
+	Remedy string `json:"remedy,omitempty"`
+}
+
+// ThresholdCheck is one pass/fail criterion of a run (--expect-knee-above,
+// --max-p99, --max-error-rate), evaluated on the steps that held.
+type ThresholdCheck struct {
+	// Name is the criterion as given, e.g. "max-p99 fetch=50ms".
+	Name string `json:"name"`
+	// Pass is true when the run met it.
+	Pass bool `json:"pass"`
+	// Detail says what was measured against it.
+	Detail string `json:"detail"`
+}
+
 // RunReport is the outcome of a run, JSON on ResultsSubject.
 type RunReport struct {
 	// Kind is KindRunReport.
 	Kind string `json:"kind"`
 	// Run identifies the run.
 	Run string `json:"run"`
+	// Verdict is RunKnee, RunNoKnee, RunInconclusive or RunFailing.
+	Verdict string `json:"verdict"`
+	// Reasons say why the run is inconclusive or failing, and what to do.
+	Reasons []Reason `json:"reasons,omitempty"`
+	// TopErrors are the most frequent error kinds of a failing run.
+	TopErrors []ErrorGroup `json:"top_errors,omitempty"`
+	// Thresholds are the run's pass/fail criteria, if any were given.
+	Thresholds []ThresholdCheck `json:"thresholds,omitempty"`
 	// Threshold is the delivered/target ratio under which a step is the knee.
 	Threshold float64 `json:"threshold"`
 	// Knee is the first step below Threshold; null when every step held.
 	Knee *Knee `json:"knee"`
-	// LastHeld is the last step before the knee that held; null if none did.
+	// LastHeld is the last complete, valid step before the knee that held;
+	// null if none did.
 	LastHeld *StepRef `json:"last_held"`
-	// Invalid lists steps where a generator was saturated: never a knee.
+	// Invalid lists inconclusive steps (see StepResult.Reasons): never the
+	// knee nor the last held step.
 	Invalid []int `json:"invalid_steps"`
 	// Findings are plain-language observations (bimodal login, slow backend…).
 	Findings []string `json:"findings"`
