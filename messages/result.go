@@ -351,3 +351,9 @@ type RunReport struct {
 	// Generated is when the report was made (UTC).
 	Generated time.Time `json:"generated"`
 }
+
+// GeneratorKind prefixes the error kinds that imapload itself caused (no free
+// account, an empty mailbox, a command its own session state did not allow):
+// they are counted apart from the server's errors and never make a step
+// failing.
+const GeneratorKind = "generator: "
