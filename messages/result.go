@@ -265,6 +265,16 @@ type StepRef struct {
 	Ratio         float64 `json:"ratio"`
 }
 
+// Step verdicts, in StepResult.Verdict.
+const (
+	// VerdictHeld: a valid step that delivered at least the threshold.
+	VerdictHeld = "held"
+	// VerdictBelow: a valid step that delivered less than the threshold.
+	VerdictBelow = "below"
+	// VerdictInconclusive: the step did not measure the server (Reasons say why).
+	VerdictInconclusive = "inconclusive"
+)
+
 // Run verdicts, in RunReport.Verdict.
 const (
 	// RunKnee: a knee was found among complete, valid steps.

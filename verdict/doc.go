@@ -1,0 +1,33 @@
+// Package verdict holds imapload's rules for judging what a run measured,
+// in one place: whether a step held, fell below the threshold or could not be
+// measured (and why, and what to do), where the knee is, what the run as a
+// whole concluded, and whether the run met the user's pass/fail criteria.
+//
+// It is pure: it reads messages.StepResult and messages.RunReport and needs
+// neither NATS nor IMAP. The aggregator stamps each step with it, the ramp
+// plans with it and the reporter builds the run report with it, so the three
+// never disagree.
+//
+// # Step verdicts
+//
+// A step is inconclusive when it did not measure the server as asked; each
+// reason has a code (messages.Reason…):
+//
+//   - generator_saturated: a producer fell behind its schedule while using
+//     (nearly) all the CPU it may use.
+//   - host_overloaded: a producer fell behind because it waited for a CPU (its
+//     threads' run delay, or the host's CPU pressure) or its cgroup was
+//     throttled: the host is busy with other work.
+//   - generator_stalled: a producer fell behind without using CPU or waiting
+//     for one: it was stopped (SIGSTOP), frozen or paused.
+//   - incomplete: a producer sent no final batch, the step was stopped early,
+//     or no producer took part.
+//   - rate_mismatch: the producers' shares add up to more than 2% away from
+//     the target rate.
+//   - failing: more than half of the commands the server was sent failed
+//     (refused, TLS, authentication, NO/BAD), errors imapload itself caused
+//     left out.
+//
+// Otherwise the step held when delivered/target ≥ the threshold, and is below
+// it when not. Only held and below steps can be the knee or the last held step.
+package verdict

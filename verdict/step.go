@@ -1,0 +1,164 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/imapload/imapload/messages"
+)
+
+// DefaultThreshold is the delivered/target ratio under which a step is below:
+// the server delivered less than 90% of what was offered.
+const DefaultThreshold = 0.9
+
+// Bounds of the step rules.
+const (
+	// RateTolerance is how far (relative) the fleet's offered rate may be from
+	// the target before the step is a rate_mismatch.
+	RateTolerance = 0.02
+	// FailingShare is the share of failed commands above which a step is failing.
+	FailingShare = 0.5
+	// cpuBound is the share of its CPU limit at which a producer is CPU-bound.
+	cpuBound = 0.8
+	// throttledShare, runDelayShare and pressureShare are the shares of wall
+	// time above which a lagging producer's host is called busy.
+	throttledShare = 0.05
+	runDelayShare  = 0.05
+	pressureShare  = 0.10
+)
+
+// Threshold maps anything but a number in (0, 1] to DefaultThreshold.
+func Threshold(t float64) float64 {
+	if !(t > 0) || t > 1 {
+		return DefaultThreshold
+	}
+	return t
+}
+
+// Stamp sets r's Reasons (from its own figures) and its Verdict at threshold.
+func Stamp(r *messages.StepResult, threshold float64) {
+	r.Reasons = Reasons(*r)
+	r.Verdict = Of(*r, threshold)
+}
+
+// Of is the verdict of a step whose Reasons are set: inconclusive when it has
+// any, else held or below by its ratio.
+func Of(r messages.StepResult, threshold float64) string {
+	switch {
+	case len(r.Reasons) > 0:
+		return messages.VerdictInconclusive
+	case r.Ratio >= Threshold(threshold):
+		return messages.VerdictHeld
+	default:
+		return messages.VerdictBelow
+	}
+}
+
+// Valid reports whether a stamped step measured the server.
+func Valid(r messages.StepResult) bool { return r.Verdict != messages.VerdictInconclusive }
+
+// Has reports whether r has a reason with code.
+func Has(r messages.StepResult, code string) bool {
+	return slices.ContainsFunc(r.Reasons, func(x messages.Reason) bool { return x.Code == code })
+}
+
+// Reasons lists why r did not measure the server as asked, from its figures,
+// in a fixed order: failing first (it explains the rest), then the fleet's
+// shape, then the generators' lag.
+func Reasons(r messages.StepResult) []messages.Reason {
+	var out []messages.Reason
+	add := func(code, detail string) {
+		out = append(out, messages.Reason{Code: code, Detail: detail, Remedy: Remedy(code)})
+	}
+	if d := failing(r); d != "" {
+		add(messages.ReasonFailing, d)
+	}
+	if d := incomplete(r); d != "" {
+		add(messages.ReasonIncomplete, d)
+	}
+	if d := rateMismatch(r); d != "" {
+		add(messages.ReasonRateMismatch, d)
+	}
+	for _, code := range lagCodes {
+		if d := lagged(r, code); d != "" {
+			add(code, d)
+		}
+	}
+	return out
+}
+
+// Failed counts r's failed commands the server caused (every phase, errors
+// imapload caused itself left out) and the commands sent to it.
+func Failed(r messages.StepResult) (failed, attempted uint64) {
+	for _, p := range r.Phases {
+		attempted += p.Attempted
+		failed += p.Attempted - min(p.Succeeded, p.Attempted)
+	}
+	for _, e := range r.Errors {
+		if strings.HasPrefix(e.Kind, messages.GeneratorKind) {
+			failed -= min(e.Count, failed)
+			attempted -= min(e.Count, attempted)
+		}
+	}
+	return failed, attempted
+}
+
+func failing(r messages.StepResult) string {
+	failed, attempted := Failed(r)
+	if attempted == 0 || float64(failed) <= FailingShare*float64(attempted) {
+		return ""
+	}
+	d := fmt.Sprintf("%d of %d commands sent to the server failed (%.0f%%)", failed, attempted, 100*float64(failed)/float64(attempted))
+	if top := TopErrors(r.Errors, 1); len(top) > 0 {
+		d += fmt.Sprintf("; most often %s: %s (%d)", top[0].Phase, top[0].Kind, top[0].Count)
+	}
+	return d
+}
+
+func incomplete(r messages.StepResult) string {
+	var parts []string
+	if len(r.Producers) == 0 {
+		parts = append(parts, "no producer sent a batch")
+	}
+	if len(r.Missing) > 0 {
+		parts = append(parts, fmt.Sprintf("no final batch from %s", strings.Join(r.Missing, ", ")))
+	}
+	if len(r.StoppedEarly) > 0 {
+		parts = append(parts, fmt.Sprintf("stopped before the window ended: %s", strings.Join(r.StoppedEarly, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func rateMismatch(r messages.StepResult) string {
+	if !(r.OfferedRate > 0) || !(r.TargetRate > 0) || math.Abs(r.OfferedRate-r.TargetRate) <= RateTolerance*r.TargetRate {
+		return ""
+	}
+	return fmt.Sprintf("the %d producer(s) offered %.1f/s in all against a target of %.1f/s (%+.0f%%)",
+		len(r.Producers), r.OfferedRate, r.TargetRate, 100*(r.OfferedRate/r.TargetRate-1))
+}
+
+// TopErrors returns the n most frequent error kinds the server caused.
+func TopErrors(errs []messages.ErrorGroup, n int) []messages.ErrorGroup {
+	var out []messages.ErrorGroup
+	for _, e := range errs {
+		if !strings.HasPrefix(e.Kind, messages.GeneratorKind) {
+			out = append(out, e)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b messages.ErrorGroup) int {
+		return -cmpUint(a.Count, b.Count)
+	})
+	return out[:min(n, len(out))]
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
