@@ -1,0 +1,76 @@
+package verdict
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/imapload/imapload/messages"
+)
+
+// Knee finds the knee of stamped steps: the first valid step, in ascending
+// TargetRate order (then step number), whose verdict is below. A ratio equal
+// to the threshold holds.
+//
+// Inconclusive steps are listed in invalid (ascending step numbers) and are
+// never the knee nor the last held step. When some lie between the last step
+// that held and the knee, the knee is a range: Low is the lowest of their
+// rates and Uncertain lists them, since the server may already have fallen
+// behind there.
+//
+// lastHeld is the last valid step before the knee that held (with no knee,
+// the last valid step that held); nil if none.
+//
+// The knee is the FIRST dip, even when a later step recovers: a server that
+// once fell behind at an offered rate cannot be trusted at it, and "first
+// step below the threshold" is a rule two runs can be compared by.
+func Knee(steps []messages.StepResult, threshold float64) (knee *messages.Knee, lastHeld *messages.StepRef, invalid []int) {
+	threshold = Threshold(threshold)
+	var pending []*messages.StepResult // inconclusive since the last held step
+	for _, s := range byRate(steps) {
+		switch v := Of(*s, threshold); {
+		case v == messages.VerdictInconclusive:
+			invalid = append(invalid, s.Step)
+			if knee == nil {
+				pending = append(pending, s)
+			}
+		case knee != nil:
+		case v == messages.VerdictBelow:
+			knee = kneeOf(s, threshold, pending)
+		default:
+			lastHeld, pending = refOf(s), nil
+		}
+	}
+	slices.Sort(invalid)
+	return knee, lastHeld, invalid
+}
+
+func kneeOf(s *messages.StepResult, threshold float64, pending []*messages.StepResult) *messages.Knee {
+	k := &messages.Knee{Step: s.Step, Rate: s.TargetRate, DeliveredRate: s.DeliveredRate, Ratio: s.Ratio, Threshold: threshold}
+	for _, p := range pending {
+		if p.TargetRate >= s.TargetRate {
+			continue
+		}
+		if k.Low == 0 || p.TargetRate < k.Low {
+			k.Low = p.TargetRate
+		}
+		k.Uncertain = append(k.Uncertain, p.Step)
+	}
+	slices.Sort(k.Uncertain)
+	return k
+}
+
+// byRate returns pointers to steps in ascending TargetRate, then Step, order.
+func byRate(steps []messages.StepResult) []*messages.StepResult {
+	ps := make([]*messages.StepResult, len(steps))
+	for i := range steps {
+		ps[i] = &steps[i]
+	}
+	slices.SortStableFunc(ps, func(a, b *messages.StepResult) int {
+		return cmp.Or(cmp.Compare(a.TargetRate, b.TargetRate), cmp.Compare(a.Step, b.Step))
+	})
+	return ps
+}
+
+func refOf(s *messages.StepResult) *messages.StepRef {
+	return &messages.StepRef{Step: s.Step, Rate: s.TargetRate, DeliveredRate: s.DeliveredRate, Ratio: s.Ratio}
+}
