@@ -6,21 +6,24 @@ import (
 	"time"
 
 	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/verdict"
 )
 
 // Build makes the report of run from its step results: the steps in step
-// order, the knee, the last step that held, the invalid steps and plain
-// findings. It is pure: now stamps Generated (in UTC).
+// order, each judged at threshold (verdict.Stamp), the knee, the last step
+// that held, the inconclusive steps, the run's verdict with its reasons and
+// plain findings. It is pure: now stamps Generated (in UTC). Thresholds are
+// left to the caller (verdict.Criteria).
 //
 // Build expects one result per step; when a step number appears more than
 // once, the last occurrence in steps wins (the aggregator may republish a
-// step). A threshold that is not a positive number means DefaultThreshold.
+// step). A threshold outside (0, 1] means DefaultThreshold.
 // The slices of the report are never nil, so that JSON shows [] rather than null.
 func Build(run string, steps []messages.StepResult, threshold float64, now time.Time) messages.RunReport {
 	threshold = thresholdOrDefault(threshold)
-	sorted := latestPerStep(steps)
-	knee, lastHeld, invalid := FindKnee(sorted, threshold)
-	return messages.RunReport{
+	sorted := stamped(latestPerStep(steps), threshold)
+	knee, lastHeld, invalid := verdict.Knee(sorted, threshold)
+	r := messages.RunReport{
 		Kind:      messages.KindRunReport,
 		Run:       run,
 		Threshold: threshold,
@@ -31,6 +34,8 @@ func Build(run string, steps []messages.StepResult, threshold float64, now time.
 		Steps:     sorted,
 		Generated: now.UTC(),
 	}
+	verdict.Conclude(&r)
+	return r
 }
 
 // latestPerStep returns a copy of steps sorted by step number, keeping the

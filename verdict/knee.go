@@ -26,7 +26,7 @@ import (
 func Knee(steps []messages.StepResult, threshold float64) (knee *messages.Knee, lastHeld *messages.StepRef, invalid []int) {
 	threshold = Threshold(threshold)
 	var pending []*messages.StepResult // inconclusive since the last held step
-	for _, s := range byRate(steps) {
+	for _, s := range ByRate(steps) {
 		switch v := Of(*s, threshold); {
 		case v == messages.VerdictInconclusive:
 			invalid = append(invalid, s.Step)
@@ -59,8 +59,8 @@ func kneeOf(s *messages.StepResult, threshold float64, pending []*messages.StepR
 	return k
 }
 
-// byRate returns pointers to steps in ascending TargetRate, then Step, order.
-func byRate(steps []messages.StepResult) []*messages.StepResult {
+// ByRate returns pointers to steps in ascending TargetRate, then Step, order.
+func ByRate(steps []messages.StepResult) []*messages.StepResult {
 	ps := make([]*messages.StepResult, len(steps))
 	for i := range steps {
 		ps[i] = &steps[i]
