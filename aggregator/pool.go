@@ -188,23 +188,50 @@ type producerAcc struct {
 	batches   uint64
 	final     bool
 	finalSeq  uint64
+	finalTo   int64 // where its final batch ends, ns into the window
 	lost      uint64
 	completed uint64
 	errors    uint64
 	saturated bool
+	rate      float64                                 // its share of the target, commands/s
 	sessions  uint32                                  // the most sessions it reported open
+	health    messages.Health                         // the highest of its batches' figures
+	lagging   messages.Health                         // the same over its saturated batches
 	response  [messages.NumPhases]messages.SketchBins // its response times, per phase
 }
 
 func (pa *producerAcc) add(b *messages.SampleBatch) {
+	if pa.batches == 0 {
+		pa.rate = b.Info.Rate
+	}
 	pa.batches++
 	if b.Final {
-		pa.final, pa.finalSeq = true, b.Seq
+		pa.final, pa.finalSeq, pa.finalTo = true, b.Seq, b.To
 	}
 	pa.lost += b.Health.Lost
 	pa.completed += b.Completed
 	pa.saturated = pa.saturated || b.Health.Saturated
 	pa.sessions = max(pa.sessions, b.Health.Sessions)
+	maxHealth(&pa.health, &b.Health)
+	if b.Health.Saturated {
+		maxHealth(&pa.lagging, &b.Health)
+	}
+}
+
+// maxHealth raises acc to the highest of its figures and h's.
+func maxHealth(acc, h *messages.Health) {
+	acc.LagP99 = max(acc.LagP99, h.LagP99)
+	acc.CPU = max(acc.CPU, h.CPU)
+	acc.CPULimit = max(acc.CPULimit, h.CPULimit)
+	acc.RunDelay = max(acc.RunDelay, h.RunDelay)
+	acc.Pressure = max(acc.Pressure, h.Pressure)
+	acc.Throttled = max(acc.Throttled, h.Throttled)
+	acc.Stopped = acc.Stopped || h.Stopped
+}
+
+// stoppedEarly reports whether its final batch ended before the window did.
+func (pa *producerAcc) stoppedEarly(window int64) bool {
+	return pa.final && pa.finalTo < window
 }
 
 // done reports whether the producer's batches are all in: its final batch,

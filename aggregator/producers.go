@@ -5,6 +5,7 @@ import (
 
 	"github.com/DataDog/sketches-go/ddsketch"
 	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/verdict"
 )
 
 // fallacySpread is how far apart the per-producer P99s of a phase must be
@@ -54,10 +55,8 @@ func (p *Pool) breakdown(pooled [messages.NumPhases]*ddsketch.DDSketch) ([]messa
 	out := make([]messages.ProducerBreakdown, 0, len(ids))
 	for i, id := range ids {
 		pa := p.prods[id]
-		b := messages.ProducerBreakdown{
-			Producer: id, Count: pa.completed, P99: figures[i].scheduledP99,
-			Saturated: pa.saturated,
-		}
+		b := breakdownOf(id, pa)
+		b.P99 = figures[i].scheduledP99
 		if p.totals.completed > 0 {
 			b.Share = float64(pa.completed) / float64(p.totals.completed)
 		}
@@ -69,6 +68,24 @@ func (p *Pool) breakdown(pooled [messages.NumPhases]*ddsketch.DDSketch) ([]messa
 		out = append(out, b)
 	}
 	return out, fallacy(figures, pooled)
+}
+
+// breakdownOf is a producer's counts and health; when it fell behind, the
+// health is that of its lagging batches, which names the cause.
+func breakdownOf(id string, pa *producerAcc) messages.ProducerBreakdown {
+	h := pa.health
+	if pa.saturated {
+		h = pa.lagging
+	}
+	b := messages.ProducerBreakdown{
+		Producer: id, Count: pa.completed, Saturated: pa.saturated, Rate: pa.rate,
+		LagP99: float64(h.LagP99) / 1000, CPU: h.CPU, CPULimit: h.CPULimit,
+		RunDelay: h.RunDelay, Pressure: h.Pressure, Throttled: h.Throttled, Stopped: h.Stopped,
+	}
+	if pa.saturated {
+		b.LagCause = verdict.LagCause(h)
+	}
+	return b
 }
 
 // scheduled picks the sketches of the scheduled phases (not dial or login).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/DataDog/sketches-go/ddsketch"
 	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/verdict"
 )
 
 // Result derives the step's result from everything added so far. It leaves
@@ -32,6 +33,7 @@ func (p *Pool) Result() messages.StepResult {
 	}
 	r.Producers, r.Missing = p.roster()
 	r.Complete = len(r.Missing) == 0
+	r.OfferedRate, r.StoppedEarly = p.offered()
 	var pooled [messages.NumPhases]*ddsketch.DDSketch
 	for ph := range pooled {
 		pooled[ph] = p.phases[ph].response.Sketch()
@@ -43,7 +45,21 @@ func (p *Pool) Result() messages.StepResult {
 	r.Errors = p.errorGroups()
 	r.Health = p.health()
 	r.GeneratorSaturated = len(r.Health.SaturatedProducers) > 0
+	verdict.Stamp(&r, verdict.DefaultThreshold)
 	return r
+}
+
+// offered sums the producers' shares of the target rate, and lists those
+// whose final batch ended before the window did.
+func (p *Pool) offered() (rate float64, early []string) {
+	for _, id := range p.producerIDs() {
+		pa := p.prods[id]
+		rate += pa.rate
+		if pa.stoppedEarly(p.info.Duration) {
+			early = append(early, id)
+		}
+	}
+	return rate, early
 }
 
 // roster lists every producer that sent a batch, and those without a final one.

@@ -29,6 +29,7 @@ func TestDependencyRules(t *testing.T) {
 		{"producer", []string{module + "aggregator", module + "reporter", module + "embedded"}},
 		{"aggregator", []string{module + "producer", module + "reporter", module + "embedded"}},
 		{"reporter", []string{module + "producer", module + "aggregator", module + "embedded"}},
+		{"verdict", []string{module + "producer", module + "aggregator", module + "reporter", module + "embedded", module + "bus", "github.com/nats-io/"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {
