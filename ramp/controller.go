@@ -11,6 +11,7 @@ import (
 
 	"github.com/imapload/imapload/bus"
 	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/verdict"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -42,9 +43,11 @@ type Options struct {
 
 // Controller runs a ramp against a deployed fleet. Create it with New.
 type Controller struct {
-	nc   *nats.Conn
-	opts Options
-	log  *slog.Logger
+	nc      *nats.Conn
+	opts    Options
+	log     *slog.Logger
+	stepNo  int    // the last step number used
+	stopped string // why the plan ended
 }
 
 // New checks the options; it does no I/O.
@@ -58,8 +61,8 @@ func New(nc *nats.Conn, opts *Options) (*Controller, error) {
 	if err := probe.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	if o.Plan.Start <= 0 && len(o.Plan.Rates) == 0 {
-		return nil, fmt.Errorf("%w: a start rate or a list of rates is required", ErrOptions)
+	if err := o.Plan.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	if o.ReplyWait <= 0 {
 		o.ReplyWait = time.Second
@@ -90,11 +93,12 @@ func (c *Controller) Run(ctx context.Context) ([]messages.StepResult, error) {
 	defer stop()
 	var done []messages.StepResult
 	for {
-		rate, ok := c.opts.Plan.Next(done)
-		if !ok {
+		rate, stop := c.opts.Plan.Next(done)
+		if stop != "" {
+			c.stopped = stop
 			return done, nil
 		}
-		res, err := c.step(ctx, js, len(done)+1, rate, results)
+		res, err := c.step(ctx, js, rate, results)
 		if err != nil {
 			return done, err
 		}
@@ -102,24 +106,62 @@ func (c *Controller) Run(ctx context.Context) ([]messages.StepResult, error) {
 	}
 }
 
-// step publishes one step command and waits for its result.
-func (c *Controller) step(ctx context.Context, js jetstream.JetStream, n int, rate float64, results <-chan messages.StepResult) (messages.StepResult, error) {
+// Stopped says why the plan ended, once Run has returned without error.
+func (c *Controller) Stopped() string { return c.stopped }
+
+// step publishes one step command and waits for its result, judged at the
+// plan's threshold. When the producers that accepted did not divide the rate
+// by their own number (a producer left, a stale registry entry), the step is
+// re-issued at once under the next step number with that number, so that
+// their shares add up to the target; the first one is stopped by it.
+func (c *Controller) step(ctx context.Context, js jetstream.JetStream, rate float64, results <-chan messages.StepResult) (messages.StepResult, error) {
 	cmd := c.opts.Template
-	cmd.Step, cmd.Rate = n, rate
+	cmd.Rate = rate
 	if cmd.Producers == 0 && cmd.ProducerRate == 0 {
 		cmd.Producers = c.liveProducers(ctx, js)
 	}
-	replies, err := c.publish(cmd)
+	cmd, replies, err := c.offer(cmd)
 	if err != nil {
 		return messages.StepResult{}, err
+	}
+	if n := Accepted(replies); cmd.ProducerRate == 0 && n > 0 && misShared(replies, n) {
+		c.log.Warn("ramp: the producers that accepted divided the rate by another count; re-issuing the step", "step", cmd.Step, "accepted", n)
+		cmd.Producers = n
+		if cmd, replies, err = c.offer(cmd); err != nil {
+			return messages.StepResult{}, err
+		}
+	}
+	r, err := c.awaitResult(ctx, cmd, results)
+	verdict.Stamp(&r, c.opts.Plan.Threshold)
+	return r, err
+}
+
+// offer publishes cmd under the next step number and gathers the answers.
+func (c *Controller) offer(cmd messages.StepCommand) (messages.StepCommand, []messages.StepReply, error) {
+	c.stepNo++
+	cmd.Step = c.stepNo
+	replies, err := c.publish(cmd)
+	if err != nil {
+		return cmd, nil, err
 	}
 	if c.opts.OnStep != nil {
 		c.opts.OnStep(cmd, replies)
 	}
 	if Accepted(replies) == 0 {
-		return messages.StepResult{}, fmt.Errorf("%w: run %s step %d (%d answers)", ErrNoProducers, cmd.Run, n, len(replies))
+		return cmd, replies, fmt.Errorf("%w: run %s step %d (%d answers); start producers (imapload producer) on the same NATS", ErrNoProducers, cmd.Run, cmd.Step, len(replies))
 	}
-	return c.awaitResult(ctx, cmd, results)
+	return cmd, replies, nil
+}
+
+// misShared reports whether an accepting producer divided the rate by a
+// count other than the n that accepted.
+func misShared(replies []messages.StepReply, n int) bool {
+	for _, r := range replies {
+		if r.Accepted && r.Producers != n {
+			return true
+		}
+	}
+	return false
 }
 
 // Accepted counts the answers that accepted the step.
@@ -197,7 +239,7 @@ func (c *Controller) awaitResult(ctx context.Context, cmd messages.StepCommand, 
 		case <-ctx.Done():
 			return messages.StepResult{}, ctx.Err()
 		case <-timer.C:
-			return messages.StepResult{}, fmt.Errorf("%w: run %s step %d after %v", ErrNoResult, cmd.Run, cmd.Step, wait)
+			return messages.StepResult{}, fmt.Errorf("%w: run %s step %d after %v; is an aggregator (imapload aggregator) running on the same NATS?", ErrNoResult, cmd.Run, cmd.Step, wait)
 		case r := <-results:
 			if r.Step != cmd.Step {
 				continue

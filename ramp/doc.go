@@ -1,11 +1,19 @@
 // Package ramp drives a run step by step: it publishes each step command on
 // messages.StepSubject as a request (so it knows how many producers accepted),
 // waits for the aggregator's messages.StepResult on messages.ResultsSubject,
-// and decides the next offered rate.
+// judges it (package verdict) and decides the next offered rate.
 //
-// The plan is pure (see Plan): rates double from a start rate (or follow an
-// explicit list) until the knee — the first step whose delivered/target ratio
-// falls below the threshold on a step whose generators kept up — plus
-// AfterKnee more steps, or until a maximum. With Refine > 0 it then bisects
-// between the last step that held and the knee.
+// The plan is pure (see Plan): rates rise by a factor from a start rate (or
+// follow an explicit list) until the knee — the first valid step whose
+// delivered/target ratio falls below the threshold — plus AfterKnee more
+// steps; with Refine > 0 it then bisects between the highest rate that held
+// and the lowest that fell below, never offering a rate twice. It stops
+// safely: at the first inconclusive step (saying why), at Max, after
+// MaxSteps, and never beyond MaxJump (8) times the highest rate that held.
+// Impossible settings are refused by Plan.Validate before anything is sent.
+//
+// When the producers that accept a step divided the rate by a count other
+// than their own number (one left, or a stale registry entry), the controller
+// re-issues the step at once under the next step number with that number, so
+// that the fleet offers the target; the first one ends stopped early.
 package ramp

@@ -1,60 +1,137 @@
 package ramp
 
-import "github.com/imapload/imapload/messages"
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
 
-// Plan decides offered rates. It is a pure function of the results so far.
+	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/verdict"
+)
+
+// Defaults of a Plan.
+const (
+	DefaultFactor   = 2
+	DefaultMaxSteps = 12
+	DefaultMaxJump  = 8
+)
+
+// Plan decides offered rates. It is a pure function of the results so far,
+// which it judges itself (verdict.Of at Threshold, from their Reasons).
 type Plan struct {
 	// Rates, when set, is the exact list of rates to try in order.
 	Rates []float64
 	// Start is the first rate when Rates is empty (commands/s).
 	Start float64
-	// Factor multiplies the rate from step to step (default 2).
+	// Factor multiplies the rate from step to step; 0 means DefaultFactor.
 	Factor float64
 	// Max is the highest rate to offer; 0 means no maximum.
 	Max float64
-	// MaxSteps bounds the number of steps (default 12).
+	// MaxSteps bounds the number of steps; 0 means DefaultMaxSteps.
 	MaxSteps int
-	// Threshold is the delivered/target ratio below which a step is the knee.
+	// MaxJump bounds the next rate to this many times the highest rate that
+	// held, so a ramp never runs far past what it has measured; 0 means
+	// DefaultMaxJump.
+	MaxJump float64
+	// Threshold is the delivered/target ratio below which a step is the knee;
+	// 0 means verdict.DefaultThreshold.
 	Threshold float64
-	// AfterKnee is how many steps to run past the knee (default 1).
+	// AfterKnee is how many steps to run past the knee (0: stop at it).
 	AfterKnee int
 	// Refine is how many bisection steps to run between the last step that
 	// held and the knee, after the ramp.
 	Refine int
 }
 
+// ErrPlan reports impossible plan settings.
+var ErrPlan = errors.New("ramp: impossible plan")
+
+// Validate refuses settings no ramp can run: every problem is listed.
+func (p Plan) Validate() error {
+	var bad []string
+	check := func(ok bool, format string, a ...any) {
+		if !ok {
+			bad = append(bad, fmt.Sprintf(format, a...))
+		}
+	}
+	for _, r := range p.Rates {
+		check(r > 0 && r <= messages.MaxRate, "rate %v: want > 0 and ≤ %g", r, float64(messages.MaxRate))
+	}
+	if len(p.Rates) == 0 {
+		check(p.Start > 0 && p.Start <= messages.MaxRate, "start %v: want > 0 and ≤ %g", p.Start, float64(messages.MaxRate))
+		check(p.Factor == 0 || p.Factor > 1 && !math.IsInf(p.Factor, 0), "factor %v: want > 1 (rates must rise)", p.Factor)
+		check(p.Max == 0 || p.Max >= p.Start, "max %v: want 0 (none) or ≥ start %v", p.Max, p.Start)
+	}
+	check(p.Threshold == 0 || p.Threshold > 0 && p.Threshold <= 1, "threshold %v: want a ratio in (0, 1]", p.Threshold)
+	check(p.MaxSteps >= 0, "max steps %d: want ≥ 1 (0: default %d)", p.MaxSteps, DefaultMaxSteps)
+	check(p.MaxJump == 0 || p.MaxJump > 1, "max jump %v: want > 1", p.MaxJump)
+	check(p.AfterKnee >= 0, "after-knee %d: want ≥ 0", p.AfterKnee)
+	check(p.Refine >= 0, "refine %d: want ≥ 0", p.Refine)
+	check(p.Max >= 0, "max %v: want ≥ 0", p.Max)
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrPlan, strings.Join(bad, "; "))
+}
+
 func (p Plan) factor() float64 {
-	if p.Factor <= 1 {
-		return 2
+	if p.Factor == 0 {
+		return DefaultFactor
 	}
 	return p.Factor
 }
 
 func (p Plan) maxSteps() int {
 	if p.MaxSteps <= 0 {
-		return 12
+		return DefaultMaxSteps
 	}
 	return p.MaxSteps
 }
 
-// Next returns the rate of the next step given the results so far, in the
-// order they ran, or ok=false when the run is over.
-func (p Plan) Next(done []messages.StepResult) (rate float64, ok bool) {
-	if len(done) >= p.maxSteps() {
-		return 0, false
+func (p Plan) maxJump() float64 {
+	if p.MaxJump == 0 {
+		return DefaultMaxJump
 	}
+	return p.MaxJump
+}
+
+// Next returns the rate of the next step given the results so far, in the
+// order they ran; when the run is over it returns 0 and why it stopped.
+func (p Plan) Next(done []messages.StepResult) (rate float64, stop string) {
+	if len(done) >= p.maxSteps() {
+		return 0, fmt.Sprintf("ran the most steps allowed (%d)", p.maxSteps())
+	}
+	if n := len(done); n > 0 && p.verdict(done[n-1]) == messages.VerdictInconclusive {
+		return 0, fmt.Sprintf("step %d at %.0f/s was inconclusive (%s)", done[n-1].Step, done[n-1].TargetRate, codes(done[n-1]))
+	}
+	k := p.firstKnee(done)
 	rampEnd := p.rampLen()
-	k := firstKnee(done, p.Threshold)
 	if k >= 0 {
 		rampEnd = min(rampEnd, k+1+p.AfterKnee)
 	}
 	if len(done) < rampEnd {
-		return p.rampRate(len(done)), true
+		return p.capped(done, p.rampRate(len(done)))
 	}
-	if k < 0 || len(done)-rampEnd >= p.Refine {
-		return 0, false
+	switch {
+	case k < 0 && p.Max > 0 && len(p.Rates) == 0:
+		return 0, fmt.Sprintf("every step held up to the maximum (%.0f/s)", p.Max)
+	case k < 0:
+		return 0, "every step held; the plan's rates are done"
+	case len(done)-rampEnd >= p.Refine:
+		return 0, "the knee was found"
 	}
-	return bisect(done, p.Threshold)
+	return p.bisect(done)
+}
+
+// capped returns rate, or stops when it is more than MaxJump times the
+// highest rate that held.
+func (p Plan) capped(done []messages.StepResult, rate float64) (float64, string) {
+	held, _ := p.bounds(done)
+	if held > 0 && rate > p.maxJump()*held {
+		return 0, fmt.Sprintf("the next rate, %.0f/s, is more than %g× the highest that held (%.0f/s); give --max-jump or --rates to go further", rate, p.maxJump(), held)
+	}
+	return rate, ""
 }
 
 // rampLen is the number of steps of the ramp when no knee cuts it short.
@@ -62,7 +139,7 @@ func (p Plan) rampLen() int {
 	if len(p.Rates) > 0 {
 		return min(len(p.Rates), p.maxSteps())
 	}
-	if p.Start <= 0 {
+	if !(p.Start > 0) || p.factor() <= 1 {
 		return 0
 	}
 	n := 0
@@ -84,34 +161,57 @@ func (p Plan) rampRate(i int) float64 {
 	return r
 }
 
-// valid reports whether a step measured the server (its generators kept up).
-func valid(r messages.StepResult) bool { return !r.GeneratorSaturated }
+// verdict judges r at the plan's threshold.
+func (p Plan) verdict(r messages.StepResult) string { return verdict.Of(r, p.Threshold) }
 
-// firstKnee is the index of the first valid step below threshold, or -1.
-func firstKnee(done []messages.StepResult, threshold float64) int {
+// firstKnee is the index of the first step (in run order) below the
+// threshold, or -1.
+func (p Plan) firstKnee(done []messages.StepResult) int {
 	for i, r := range done {
-		if valid(r) && r.Ratio < threshold {
+		if p.verdict(r) == messages.VerdictBelow {
 			return i
 		}
 	}
 	return -1
 }
 
-// bisect returns the midpoint between the highest valid rate that held and
-// the lowest valid rate that did not, or ok=false when they are too close.
-func bisect(done []messages.StepResult, threshold float64) (float64, bool) {
-	held, failed := 0.0, 0.0
+// bounds are the highest rate that held and the lowest that fell below.
+func (p Plan) bounds(done []messages.StepResult) (held, below float64) {
 	for _, r := range done {
-		switch {
-		case !valid(r):
-		case r.Ratio >= threshold && r.TargetRate > held:
-			held = r.TargetRate
-		case r.Ratio < threshold && (failed == 0 || r.TargetRate < failed):
-			failed = r.TargetRate
+		switch p.verdict(r) {
+		case messages.VerdictHeld:
+			held = max(held, r.TargetRate)
+		case messages.VerdictBelow:
+			if below == 0 || r.TargetRate < below {
+				below = r.TargetRate
+			}
 		}
 	}
-	if failed == 0 || held >= failed || failed-held < failed*0.02 {
-		return 0, false
+	return held, below
+}
+
+// bisect returns the midpoint between the highest rate that held and the
+// lowest that fell below, or stops when they are within 2% of each other or
+// the midpoint was measured already.
+func (p Plan) bisect(done []messages.StepResult) (float64, string) {
+	held, below := p.bounds(done)
+	if below == 0 || held >= below || below-held < below*0.02 {
+		return 0, "the knee is located to within 2%"
 	}
-	return (held + failed) / 2, true
+	mid := (held + below) / 2
+	for _, r := range done {
+		if math.Abs(r.TargetRate-mid) < mid*0.005 {
+			return 0, fmt.Sprintf("the midpoint %.0f/s was measured already (step %d)", mid, r.Step)
+		}
+	}
+	return mid, ""
+}
+
+// codes lists a step's reason codes.
+func codes(r messages.StepResult) string {
+	var c []string
+	for _, x := range r.Reasons {
+		c = append(c, x.Code)
+	}
+	return strings.Join(c, ", ")
 }
