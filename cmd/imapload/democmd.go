@@ -74,12 +74,15 @@ func runDemo(cmd *cobra.Command, _ []string) error {
 	run := "demo-" + time.Now().UTC().Format("20060102-150405")
 	roles, cancelRoles := context.WithCancel(ctx)
 	defer func() { cancelRoles(); d.wg.Wait() }()
-	rep, err := d.startRoles(roles, cmd, run)
-	if err != nil {
+	if _, err := d.startRoles(roles, cmd, run); err != nil {
 		return err
 	}
 	n, _ := cmd.Flags().GetInt("producers")
 	if err := d.awaitProducers(ctx, n); err != nil {
+		return err
+	}
+	crit, err := rampCriteria(cmd)
+	if err != nil {
 		return err
 	}
 	results, err := d.ramp(ctx, cmd, run)
@@ -87,10 +90,10 @@ func runDemo(cmd *cobra.Command, _ []string) error {
 		return errors.Join(err, d.roleErr())
 	}
 	threshold, _ := cmd.Flags().GetFloat64("threshold")
-	report := d.finalReport(ctx, rep, run, results, threshold)
+	report := runReport(run, results, threshold, crit, err)
 	ferr := finish(d.out, flagString(cmd, "out"), report)
 	printDemoFindings(d.out, report, d.setup(cmd))
-	return errors.Join(err, ferr, d.roleErr())
+	return errors.Join(verdictError(report), ferr, d.roleErr())
 }
 
 func (d *demo) startServers(cmd *cobra.Command) error {
@@ -212,19 +215,6 @@ func (d *demo) ramp(ctx context.Context, cmd *cobra.Command, run string) ([]mess
 		return nil, err
 	}
 	return driveRamp(ctx, nc, &ramp.Options{Template: tmpl, Plan: plan, ResultWait: 30 * time.Second, Logger: d.log}, d.out)
-}
-
-// finalReport is the reporter's report once it covers every step, or one
-// built here if the reporter is late.
-func (d *demo) finalReport(ctx context.Context, rep *reporter.Reporter, run string, results []messages.StepResult, threshold float64) messages.RunReport {
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if r, ok := rep.Report(run); ok && len(r.Steps) >= len(results) {
-			return r
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return reporter.Build(run, results, threshold, time.Now().UTC())
 }
 
 func (d *demo) setup(cmd *cobra.Command) demoSetup {

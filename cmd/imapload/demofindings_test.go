@@ -68,7 +68,7 @@ func checkFindings(t *testing.T, r messages.RunReport, capacity float64) string 
 	if load, n := loadAverage(), runtime.NumCPU(); why == "" && load > float64(n) {
 		loginWhy = fmt.Sprintf("the load average was %.1f on %d CPUs, too much to judge the login modes", load, n)
 	}
-	server, login := &verdict{t: t, why: why}, &verdict{t: t, why: loginWhy}
+	server, login := &judgement{t: t, why: why}, &judgement{t: t, why: loginWhy}
 	checkKnee(server.fail, r, capacity)
 	checkSlowBackend(server.fail, r)
 	checkBimodalLogin(login.fail, r)
@@ -81,15 +81,15 @@ func checkFindings(t *testing.T, r messages.RunReport, capacity float64) string 
 	return ""
 }
 
-// verdict reports a finding that does not hold: as an error, or, when why
+// judgement reports a finding that does not hold: as an error, or, when why
 // says the run could not measure it, as a note.
-type verdict struct {
+type judgement struct {
 	t      *testing.T
 	why    string
 	missed bool // a finding did not hold on a run that could not be judged
 }
 
-func (v *verdict) fail(format string, args ...any) {
+func (v *judgement) fail(format string, args ...any) {
 	v.t.Helper()
 	if v.why == "" {
 		v.t.Errorf(format, args...)

@@ -20,28 +20,42 @@ type demoSetup struct {
 // found: where the knee fell against the capacity, the bimodal login, and what
 // the slow backend did to the pooled P99 and to an average of per-producer P99s.
 func demoFindings(r messages.RunReport, s demoSetup) []string {
-	var out []string
-	if r.Knee != nil {
-		held := "no step held"
-		if r.LastHeld != nil {
-			held = fmt.Sprintf("the last step that held offered %.0f/s", r.LastHeld.Rate)
-		}
-		out = append(out, fmt.Sprintf("capacity: the server was set to %.0f commands/s; the knee is at %.0f/s offered (step %d, %.0f/s delivered) and %s",
-			s.capacity, r.Knee.Rate, r.Knee.Step, r.Knee.DeliveredRate, held))
-	} else if len(r.Invalid) > 0 {
-		out = append(out, fmt.Sprintf("capacity: the server was set to %.0f commands/s but no knee was found: the generators fell behind their schedule at steps %v (a busy machine), which measured them, not the server",
-			s.capacity, r.Invalid))
-	} else {
-		out = append(out, fmt.Sprintf("capacity: the server was set to %.0f commands/s but no knee was found; raise --max", s.capacity))
-	}
+	out := []string{capacityFinding(r, s)}
 	out = append(out, loginFinding(r, s))
 	return append(out, slowFinding(r, s))
 }
 
+// capacityFinding compares the run's verdict with the capacity knob; a run
+// that could not measure says so and never offers a knee.
+func capacityFinding(r messages.RunReport, s demoSetup) string {
+	head := fmt.Sprintf("capacity: the server was set to %.0f commands/s", s.capacity)
+	switch r.Verdict {
+	case messages.RunKnee:
+		held := "no step held"
+		if r.LastHeld != nil {
+			held = fmt.Sprintf("the last step that held offered %.0f/s", r.LastHeld.Rate)
+		}
+		return fmt.Sprintf("%s; the knee is %s (step %d, %.0f/s delivered) and %s",
+			head, kneeRate(r.Knee), r.Knee.Step, r.Knee.DeliveredRate, held)
+	case messages.RunNoKnee:
+		return head + "; every step held, so no knee was found: raise --max or --max-steps"
+	}
+	return fmt.Sprintf("%s; the run could not measure it (%s): %s", head, r.Verdict, reasonText(r.Reasons))
+}
+
+// kneeRate is the knee's rate, or its range when inconclusive steps lie
+// below it.
+func kneeRate(k *messages.Knee) string {
+	if k.Low > 0 {
+		return fmt.Sprintf("between %.0f/s and %.0f/s offered (steps %v in between were inconclusive)", k.Low, k.Rate, k.Uncertain)
+	}
+	return fmt.Sprintf("at %.0f/s offered", k.Rate)
+}
+
 func loginFinding(r messages.RunReport, s demoSetup) string {
 	for _, st := range r.Steps {
-		if b := st.Phases["login"].Bimodal; b != nil {
-			return fmt.Sprintf("login cost: bimodal at step %d — %.0f%% at %.2f ms (login cache hits) and %.0f%% at %.2f ms (bcrypt cost %d on a cache miss)",
+		if b := st.Phases["login"].Bimodal; b != nil && st.Verdict != messages.VerdictInconclusive {
+			return fmt.Sprintf("login cost: bimodal at step %d — %.0f%% at %.2f ms and %.0f%% at %.2f ms; the server was set to cache logins and pay bcrypt cost %d on a miss, which would give two such modes",
 				st.Step, 100*b.LowShare, b.LowMode, 100*b.HighShare, b.HighMode, s.bcryptCost)
 		}
 	}
@@ -53,6 +67,9 @@ func loginFinding(r messages.RunReport, s demoSetup) string {
 func slowFinding(r messages.RunReport, s demoSetup) string {
 	best, step, phase := 0.0, 0, ""
 	for _, st := range r.Steps {
+		if st.Verdict == messages.VerdictInconclusive {
+			continue
+		}
 		for _, p := range []string{"list", "select", "fetch", "store", "append"} {
 			if f, ok := st.AverageP99Fallacy[p]; ok && f < best {
 				best, step, phase = f, st.Step, p

@@ -24,24 +24,31 @@ func TestDemoFindings(t *testing.T) {
 	}{
 		{
 			name: "knee and findings",
-			report: messages.RunReport{Steps: []messages.StepResult{held},
+			report: messages.RunReport{Verdict: messages.RunKnee, Steps: []messages.StepResult{held},
 				Knee: &messages.Knee{Step: 2, Rate: 800, DeliveredRate: 560}, LastHeld: &messages.StepRef{Step: 1, Rate: 400}},
 			want: []string{
 				"capacity: the server was set to 667 commands/s; the knee is at 800/s offered (step 2, 560/s delivered) and the last step that held offered 400/s",
-				"login cost: bimodal at step 1 — 60% at 3.50 ms (login cache hits) and 40% at 14.00 ms (bcrypt cost 7 on a cache miss)",
+				"login cost: bimodal at step 1 — 60% at 3.50 ms and 40% at 14.00 ms; the server was set to cache logins and pay bcrypt cost 7 on a miss",
 				"at step 1 the pooled P99 of fetch is 36.0 ms, while the average of the per-producer P99s would say 27.0 ms (25% low)",
 			},
 		},
 		{
 			name:   "every step held",
-			report: messages.RunReport{Steps: []messages.StepResult{plain}},
-			want: []string{"no knee was found; raise --max", "login was not found bimodal in any step",
+			report: messages.RunReport{Verdict: messages.RunNoKnee, Steps: []messages.StepResult{plain}},
+			want: []string{"no knee was found: raise --max", "login was not found bimodal in any step",
 				"no phase's per-producer P99s disagreed enough to matter"},
 		},
 		{
-			name:   "saturated generators hide the knee",
-			report: messages.RunReport{Steps: []messages.StepResult{plain}, Invalid: []int{3, 4}},
-			want:   []string{"no knee was found: the generators fell behind their schedule at steps [3 4]"},
+			name: "a busy host: no knee, and why",
+			report: messages.RunReport{Verdict: messages.RunInconclusive, Steps: []messages.StepResult{plain}, Invalid: []int{1},
+				Reasons: []messages.Reason{{Code: messages.ReasonHostOverloaded, Detail: "step 1 at 100/s: fell behind", Remedy: "run them where CPU is idle"}}},
+			want: []string{"the run could not measure it (inconclusive): host_overloaded: step 1 at 100/s: fell behind — run them where CPU is idle"},
+		},
+		{
+			name: "a knee between inconclusive steps is a range",
+			report: messages.RunReport{Verdict: messages.RunKnee, Steps: []messages.StepResult{plain},
+				Knee: &messages.Knee{Step: 5, Rate: 1600, Low: 800, Uncertain: []int{4}}, LastHeld: &messages.StepRef{Step: 3, Rate: 400}},
+			want: []string{"the knee is between 800/s and 1600/s offered (steps [4] in between were inconclusive)"},
 		},
 	}
 	for _, tt := range tests {

@@ -5,6 +5,10 @@
 // with JetStream), imapserver (the embedded test IMAP server), producer,
 // aggregator, reporter, step (publish one step command) and ramp (drive a run
 // step by step until the knee).
+//
+// Exit codes (package verdict): 0 a verdict was reached and every threshold
+// passed, 1 the run could not be carried out, 2 a usage error, 3 the server
+// is not answering correctly, 4 inconclusive, 5 a threshold failed.
 package main
 
 import (
@@ -21,6 +25,7 @@ func main() {
 	reexec = true
 	if err := newRoot().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "imapload:", err)
-		os.Exit(1)
+		stop()
+		os.Exit(exitCode(err))
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/imapload/imapload/progress"
 	"github.com/imapload/imapload/ramp"
 	"github.com/imapload/imapload/reporter"
+	"github.com/imapload/imapload/verdict"
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 )
@@ -23,10 +25,18 @@ func rampCmd() *cobra.Command {
 		Short: "Drive a run step by step against a deployed fleet until the knee",
 		Long: `Publishes each step command (as a request, so it knows how many producers accepted),
 shows live progress, waits for the step's result from the aggregator and stops one
-step past the knee (or at --max). --refine bisects between the last step that held
-and the knee. Ends with the table and, with --out, the report files.`,
+step past the knee, at the first inconclusive step (saying why), at --max, or before
+a rate more than --max-jump times the highest that held. --refine bisects between
+the last step that held and the knee. Ends with the table, the verdict and, with
+--out, the report files.
+
+Exit codes: 0 a verdict was reached (a knee, or none up to the last step) and every
+threshold passed; 1 the run could not be carried out; 2 impossible flags; 3 the server
+is not answering correctly; 4 inconclusive (a step could not be measured before any
+knee); 5 a threshold (--expect-knee-above, --max-p99, --max-error-rate) failed.`,
 		Example: `  imapload ramp --run r1 --start 500 --step-duration 30s
-  imapload ramp --run r2 --rates 1000,2000,3000,4000 --refine 3 --out report/`,
+  imapload ramp --run r2 --rates 1000,2000,3000,4000 --refine 3 --out report/
+  imapload ramp --run ci --start 200 --expect-knee-above 1000 --max-p99 fetch=50ms --max-error-rate 0.01`,
 		Args: cobra.NoArgs,
 		RunE: runRampCmd,
 	}
@@ -43,35 +53,88 @@ func addRampFlags(cmd *cobra.Command) {
 	f.Float64("start", 100, "first offered rate, commands/s")
 	f.Float64("factor", 2, "rate multiplier from step to step")
 	f.Float64("max", 0, "highest rate to offer (0: none)")
+	f.Float64("max-jump", ramp.DefaultMaxJump, "never offer more than this many times the highest rate that held")
 	f.String("rates", "", "explicit comma-separated rates instead of --start/--factor")
 	f.Int("max-steps", 12, "most steps to run")
-	f.Int("after-knee", 1, "steps to run past the knee")
+	f.Int("after-knee", 1, "steps to run past the knee (0: stop at it)")
 	f.Int("refine", 0, "bisection steps between the last step that held and the knee")
 	f.Float64("threshold", reporter.DefaultThreshold, "delivered/target ratio under which a step is the knee")
 	f.Duration("step-duration", 10*time.Second, "measurement window of each step")
+	f.Float64("expect-knee-above", 0, "fail (exit 5) unless the server held at this rate, commands/s, with no knee at or below it")
+	f.StringArray("max-p99", nil, "fail (exit 5) if PHASE's response-time P99 exceeds DURATION on a held step, e.g. fetch=50ms (repeatable)")
+	f.String("max-error-rate", "", "fail (exit 5) if failed/sent commands exceed this ratio on a held step, e.g. 0.01")
 	addShapeFlags(cmd)
 	f.String("out", "", "directory for report files")
 }
 
-// rampPlan reads the ramp flags.
+// rampPlan reads and checks the ramp flags; an impossible one is a usage
+// error, found before anything is sent.
 func rampPlan(cmd *cobra.Command, run string) (ramp.Plan, messages.StepCommand, error) {
 	f := cmd.Flags()
 	var p ramp.Plan
 	p.Start, _ = f.GetFloat64("start")
 	p.Factor, _ = f.GetFloat64("factor")
 	p.Max, _ = f.GetFloat64("max")
+	p.MaxJump, _ = f.GetFloat64("max-jump")
 	p.MaxSteps, _ = f.GetInt("max-steps")
 	p.AfterKnee, _ = f.GetInt("after-knee")
 	p.Refine, _ = f.GetInt("refine")
 	p.Threshold, _ = f.GetFloat64("threshold")
 	rates, err := parseRates(flagString(cmd, "rates"))
 	if err != nil {
-		return p, messages.StepCommand{}, err
+		return p, messages.StepCommand{}, usage(err)
 	}
 	p.Rates = rates
 	d, _ := f.GetDuration("step-duration")
 	t := messages.StepCommand{Run: run, Duration: messages.Duration(d)}
-	return p, t, readShape(cmd, &t)
+	if err := readShape(cmd, &t); err != nil {
+		return p, t, usage(err)
+	}
+	probe := t
+	probe.Step, probe.Rate = 1, 1
+	return p, t, usage(errors.Join(p.Validate(), probe.Validate()))
+}
+
+// rampCriteria reads the threshold flags.
+func rampCriteria(cmd *cobra.Command) (verdict.Criteria, error) {
+	f := cmd.Flags()
+	var c verdict.Criteria
+	c.KneeAbove, _ = f.GetFloat64("expect-knee-above")
+	if !(c.KneeAbove >= 0) {
+		return c, usage(fmt.Errorf("--expect-knee-above %v: want a rate ≥ 0", c.KneeAbove))
+	}
+	limits, _ := f.GetStringArray("max-p99")
+	for _, l := range limits {
+		pl, err := parsePhaseLimit(l)
+		if err != nil {
+			return c, usage(err)
+		}
+		c.MaxP99 = append(c.MaxP99, pl)
+	}
+	if s := flagString(cmd, "max-error-rate"); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v >= 0 && v <= 1) {
+			return c, usage(fmt.Errorf("--max-error-rate %q: want a ratio in [0, 1]", s))
+		}
+		c.MaxErrorRate = &v
+	}
+	return c, nil
+}
+
+// parsePhaseLimit reads one --max-p99 PHASE=DURATION.
+func parsePhaseLimit(s string) (verdict.PhaseLimit, error) {
+	name, ds, ok := strings.Cut(s, "=")
+	if !ok {
+		return verdict.PhaseLimit{}, fmt.Errorf("--max-p99 %q: want PHASE=DURATION, e.g. fetch=50ms", s)
+	}
+	if _, err := messages.ParsePhase(name); err != nil {
+		return verdict.PhaseLimit{}, fmt.Errorf("--max-p99 %q: %w", s, err)
+	}
+	d, err := time.ParseDuration(ds)
+	if err != nil || d <= 0 {
+		return verdict.PhaseLimit{}, fmt.Errorf("--max-p99 %q: want a positive duration such as 50ms", s)
+	}
+	return verdict.PhaseLimit{Phase: name, Max: d}, nil
 }
 
 func parseRates(s string) ([]float64, error) {
@@ -98,6 +161,10 @@ func runRampCmd(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	crit, err := rampCriteria(cmd)
+	if err != nil {
+		return err
+	}
 	nc, err := connectNATS(cmd, "imapload-ramp")
 	if err != nil {
 		return err
@@ -109,11 +176,25 @@ func runRampCmd(cmd *cobra.Command, _ []string) error {
 	if len(results) == 0 {
 		return err
 	}
-	report := reporter.Build(run, results, plan.Threshold, time.Now().UTC())
-	if rerr := finish(out, flagString(cmd, "out"), report); rerr != nil && err == nil {
-		err = rerr
+	report := runReport(run, results, plan.Threshold, crit, err)
+	return errors.Join(verdictError(report), finish(out, flagString(cmd, "out"), report))
+}
+
+// runReport builds a ramp's report, judges its thresholds, and makes a run
+// cut short by an error (no result, no producer) inconclusive unless it had
+// already found the knee.
+func runReport(run string, results []messages.StepResult, threshold float64, crit verdict.Criteria, runErr error) messages.RunReport {
+	report := reporter.Build(run, results, threshold, time.Now().UTC())
+	report.Thresholds = crit.Check(report)
+	if runErr == nil || report.Verdict == messages.RunKnee {
+		return report
 	}
-	return err
+	code := messages.ReasonNoResult
+	if report.Verdict == messages.RunNoKnee {
+		report.Verdict = messages.RunInconclusive
+	}
+	report.Reasons = append(report.Reasons, messages.Reason{Code: code, Detail: runErr.Error(), Remedy: verdict.Remedy(code)})
+	return report
 }
 
 // driveRamp runs the controller with live progress on out, one summary line
@@ -143,23 +224,25 @@ func driveRamp(ctx context.Context, nc *nats.Conn, o *ramp.Options, out io.Write
 	}
 	c, err := ramp.New(nc, o)
 	if err != nil {
-		return nil, err
+		return nil, usage(err)
 	}
 	results, err := c.Run(ctx)
 	watchMutex.Lock()
 	stopWatch()
 	watchMutex.Unlock()
 	wg.Wait()
+	if err == nil {
+		fmt.Fprintf(out, "ramp stopped: %s\n", c.Stopped())
+	}
 	return results, err
 }
 
+// summaryLine is a finished step: its figures, its verdict and, when it is
+// inconclusive, why and what to do.
 func summaryLine(r messages.StepResult) string {
-	s := fmt.Sprintf("step %d done: target %.0f/s, delivered %.1f/s (%.0f%%)", r.Step, r.TargetRate, r.DeliveredRate, 100*r.Ratio)
-	if r.GeneratorSaturated {
-		s += ", GENERATOR SATURATED (not a server measurement)"
-	}
-	if len(r.Missing) > 0 {
-		s += fmt.Sprintf(", missing producers %v", r.Missing)
+	s := fmt.Sprintf("step %d done: target %.0f/s, delivered %.1f/s (%.0f%%): %s", r.Step, r.TargetRate, r.DeliveredRate, 100*r.Ratio, strings.ToUpper(r.Verdict))
+	for _, x := range r.Reasons {
+		s += fmt.Sprintf("\n    %s: %s\n    what to do: %s", x.Code, x.Detail, x.Remedy)
 	}
 	return s
 }

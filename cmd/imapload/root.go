@@ -40,6 +40,7 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().String("cpuprofile", "", "write a CPU profile of this process to the file")
 	root.AddCommand(commands()...)
+	markUsage(root)
 	return root
 }
 
