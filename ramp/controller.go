@@ -33,6 +33,9 @@ type Options struct {
 	// ResultWait is how long past warm-up + duration a result may take
 	// (default 60s: the aggregator's own timeout plus margin).
 	ResultWait time.Duration
+	// FirstStep is the number of the first step (default 1); later steps
+	// follow it.
+	FirstStep int
 	// OnStep is called after a step was published, with the answers.
 	OnStep func(cmd messages.StepCommand, replies []messages.StepReply)
 	// OnResult is called with each step's result.
@@ -74,7 +77,7 @@ func New(nc *nats.Conn, opts *Options) (*Controller, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Controller{nc: nc, opts: o, log: log}, nil
+	return &Controller{nc: nc, opts: o, log: log, stepNo: max(o.FirstStep, 1) - 1}, nil
 }
 
 // Run runs the plan to its end and returns the step results in order.

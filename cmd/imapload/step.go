@@ -10,6 +10,9 @@ import (
 
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/ramp"
+	"github.com/imapload/imapload/reporter"
+	"github.com/imapload/imapload/verdict"
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 )
 
@@ -19,7 +22,9 @@ func stepCmd() *cobra.Command {
 		Short: "Publish one step command to the fleet and list the producers' answers",
 		Long: `Publishes a step command on imapload.step, the same JSON an operator sends with
   nats pub imapload.step '{"run":"r1","step":1,"rate":1000,"duration":"30s"}'
-and prints each producer's accept/reject answer that arrives within --wait.`,
+and prints each producer's accept/reject answer that arrives within --wait.
+With --result it also waits for the step's result from the aggregator, prints its
+verdict, and exits as ramp does (0 held or below, 3 failing, 4 inconclusive).`,
 		Example: `  imapload step --run r1 --step 1 --rate 1000 --duration 30s
   imapload step --json '{"run":"r1","step":2,"rate":2000,"duration":"30s"}'`,
 		Args: cobra.NoArgs,
@@ -29,6 +34,9 @@ and prints each producer's accept/reject answer that arrives within --wait.`,
 	addStepFlags(cmd)
 	cmd.Flags().String("json", "", "the step command as JSON (instead of the flags)")
 	cmd.Flags().Duration("wait", time.Second, "how long to collect producers' answers (0: publish only)")
+	cmd.Flags().Bool("result", false, "wait for the step's result and exit with its verdict")
+	cmd.Flags().Duration("result-wait", time.Minute, "with --result, how long past the step's end to wait for it")
+	cmd.Flags().Float64("threshold", reporter.DefaultThreshold, "with --result, delivered/target ratio under which the step is below")
 	return cmd
 }
 
@@ -115,6 +123,9 @@ func runStep(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	defer nc.Close()
+	if r, _ := cmd.Flags().GetBool("result"); r {
+		return stepResult(cmd, nc, body)
+	}
 	wait, _ := cmd.Flags().GetDuration("wait")
 	fmt.Fprintf(cmd.OutOrStdout(), "published %s %s\n", messages.StepSubject, body)
 	replies, err := ramp.Broadcast(nc, body, wait)
@@ -127,15 +138,33 @@ func runStep(cmd *cobra.Command, _ []string) error {
 func stepBody(cmd *cobra.Command) ([]byte, error) {
 	if js := flagString(cmd, "json"); js != "" {
 		if _, err := messages.ParseStepCommand([]byte(js)); err != nil {
-			return nil, err
+			return nil, usage(err)
 		}
 		return []byte(js), nil
 	}
 	c, err := stepFromFlags(cmd)
 	if err != nil {
-		return nil, err
+		return nil, usage(err)
 	}
 	return json.Marshal(c)
+}
+
+// stepResult runs the step as a one-step ramp and exits with its verdict.
+func stepResult(cmd *cobra.Command, nc *nats.Conn, body []byte) error {
+	c, err := messages.ParseStepCommand(body)
+	if err != nil {
+		return usage(err)
+	}
+	f := cmd.Flags()
+	wait, _ := f.GetDuration("result-wait")
+	threshold, _ := f.GetFloat64("threshold")
+	plan := ramp.Plan{Rates: []float64{c.Rate}, MaxSteps: 1, Threshold: threshold}
+	results, err := driveRamp(cmd.Context(), nc, &ramp.Options{Template: c, Plan: plan, FirstStep: c.Step,
+		ResultWait: wait, Bus: busOptions(cmd), Logger: logger(cmd)}, cmd.OutOrStdout())
+	if len(results) == 0 {
+		return err
+	}
+	return verdictError(runReport(c.Run, results, threshold, verdict.Criteria{}, err))
 }
 
 func printReplies(w io.Writer, replies []messages.StepReply, wait time.Duration) error {
