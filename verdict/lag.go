@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/imapload/imapload/messages"
@@ -57,7 +58,7 @@ func lagged(r messages.StepResult, code string) string {
 // causeOf is a lagging producer's cause; results from older aggregators
 // carry none and count as saturated.
 func causeOf(p messages.ProducerBreakdown) string {
-	if p.LagCause == "" {
+	if !slices.Contains(lagCodes, p.LagCause) {
 		return messages.ReasonGeneratorSaturated
 	}
 	return p.LagCause

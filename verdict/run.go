@@ -19,23 +19,26 @@ const (
 // topErrorKinds is how many error kinds a failing run lists.
 const topErrorKinds = 5
 
-// Conclude sets r's Verdict, Reasons and TopErrors from its stamped Steps and
-// its Knee: a knee found wins; otherwise the first failing step makes the run
-// failing, the first other inconclusive step makes it inconclusive, and a run
-// whose every step held has no knee.
+// Conclude sets r's Verdict, Reasons and TopErrors from its stamped Steps,
+// its Knee and LastHeld: a knee found wins; otherwise, among the steps above
+// the last held rate, the first failing step makes the run failing and the
+// first other inconclusive step makes it inconclusive; a run with neither has
+// no knee. An inconclusive step at or under a rate that held (a step re-issued
+// with the right producer count, a passing hiccup) did not stop the run.
 func Conclude(r *messages.RunReport) {
 	r.Reasons, r.TopErrors = nil, nil
+	open := unsettled(r)
 	switch {
 	case r.Knee != nil:
 		r.Verdict = messages.RunKnee
-	case firstWith(r.Steps, messages.ReasonFailing) != nil:
-		s := firstWith(r.Steps, messages.ReasonFailing)
+	case firstWith(open, messages.ReasonFailing) != nil:
+		s := firstWith(open, messages.ReasonFailing)
 		r.Verdict = messages.RunFailing
 		r.Reasons = stepReasons(s)
 		r.TopErrors = TopErrors(s.Errors, topErrorKinds)
-	case firstWith(r.Steps, "") != nil:
+	case firstWith(open, "") != nil:
 		r.Verdict = messages.RunInconclusive
-		r.Reasons = stepReasons(firstWith(r.Steps, ""))
+		r.Reasons = stepReasons(firstWith(open, ""))
 	case len(r.Steps) > 0:
 		r.Verdict = messages.RunNoKnee
 	default:
@@ -80,4 +83,20 @@ func ExitCode(r messages.RunReport) int {
 		}
 	}
 	return ExitOK
+}
+
+// unsettled are the steps above the last held rate: an inconclusive step at
+// or under a rate that held (a retried step, a passing hiccup) did not stop
+// the run.
+func unsettled(r *messages.RunReport) []messages.StepResult {
+	if r.LastHeld == nil {
+		return r.Steps
+	}
+	var out []messages.StepResult
+	for _, s := range r.Steps {
+		if s.TargetRate > r.LastHeld.Rate {
+			out = append(out, s)
+		}
+	}
+	return out
 }

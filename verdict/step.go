@@ -105,16 +105,49 @@ func Failed(r messages.StepResult) (failed, attempted uint64) {
 	return failed, attempted
 }
 
+// setupPhases are the phases a session passes before it can send anything:
+// when most of one fails, nothing else is sent, and the dials that succeeded
+// before each refused LOGIN hold the pooled share at one half.
+var setupPhases = []string{"dial", "login"}
+
 func failing(r messages.StepResult) string {
 	failed, attempted := Failed(r)
-	if attempted == 0 || float64(failed) <= FailingShare*float64(attempted) {
+	what := "commands sent to the server"
+	if !most(failed, attempted) {
+		what = ""
+		for _, ph := range setupPhases {
+			if f, a := failedIn(r, ph); most(f, a) {
+				failed, attempted, what = f, a, ph+" attempts"
+				break
+			}
+		}
+	}
+	if what == "" {
 		return ""
 	}
-	d := fmt.Sprintf("%d of %d commands sent to the server failed (%.0f%%)", failed, attempted, 100*float64(failed)/float64(attempted))
+	d := fmt.Sprintf("%d of %d %s failed (%.0f%%)", failed, attempted, what, 100*float64(failed)/float64(attempted))
 	if top := TopErrors(r.Errors, 1); len(top) > 0 {
 		d += fmt.Sprintf("; most often %s: %s (%d)", top[0].Phase, top[0].Kind, top[0].Count)
 	}
 	return d
+}
+
+// most reports whether failed is more than FailingShare of attempted.
+func most(failed, attempted uint64) bool {
+	return attempted > 0 && float64(failed) > FailingShare*float64(attempted)
+}
+
+// failedIn is Failed for one phase.
+func failedIn(r messages.StepResult, phase string) (failed, attempted uint64) {
+	p := r.Phases[phase]
+	attempted, failed = p.Attempted, p.Attempted-min(p.Succeeded, p.Attempted)
+	for _, e := range r.Errors {
+		if e.Phase == phase && strings.HasPrefix(e.Kind, messages.GeneratorKind) {
+			failed -= min(e.Count, failed)
+			attempted -= min(e.Count, attempted)
+		}
+	}
+	return failed, attempted
 }
 
 func incomplete(r messages.StepResult) string {
@@ -150,7 +183,7 @@ func TopErrors(errs []messages.ErrorGroup, n int) []messages.ErrorGroup {
 	slices.SortStableFunc(out, func(a, b messages.ErrorGroup) int {
 		return -cmpUint(a.Count, b.Count)
 	})
-	return out[:min(n, len(out))]
+	return out[:max(0, min(n, len(out)))]
 }
 
 func cmpUint(a, b uint64) int {

@@ -47,7 +47,7 @@ func (c Criteria) kneeAbove(r messages.RunReport) messages.ThresholdCheck {
 	t := messages.ThresholdCheck{Name: fmt.Sprintf("expect-knee-above %g/s", c.KneeAbove)}
 	switch low := kneeLow(r.Knee); {
 	case r.LastHeld == nil || r.LastHeld.Rate < c.KneeAbove:
-		t.Detail = "no step at or above it held"
+		t.Detail = fmt.Sprintf("no step at or above %g/s held", c.KneeAbove)
 		if r.LastHeld != nil {
 			t.Detail = fmt.Sprintf("the highest rate that held is %.0f/s", r.LastHeld.Rate)
 		}
@@ -75,16 +75,21 @@ func maxP99(r messages.RunReport, l PhaseLimit) messages.ThresholdCheck {
 	t := messages.ThresholdCheck{Name: fmt.Sprintf("max-p99 %s=%v", l.Phase, l.Max), Pass: true}
 	limit := float64(l.Max) / float64(time.Millisecond)
 	var over []string
-	held := heldSteps(r.Steps)
+	held, measured := heldSteps(r.Steps), 0
 	for _, s := range held {
 		p, ok := s.Phases[l.Phase]
+		if ok {
+			measured++
+		}
 		if ok && (p.P99 > limit || slices.Contains(p.Above, "p99")) {
-			over = append(over, fmt.Sprintf("step %d %.3g ms", s.Step, p.P99))
+			over = append(over, fmt.Sprintf("step %d %.1f ms", s.Step, p.P99))
 		}
 	}
 	switch {
 	case len(held) == 0:
 		t.Pass, t.Detail = false, "no step held"
+	case measured == 0:
+		t.Pass, t.Detail = false, fmt.Sprintf("no held step measured phase %s", l.Phase)
 	case len(over) > 0:
 		t.Pass, t.Detail = false, "over at "+strings.Join(over, ", ")
 	default:

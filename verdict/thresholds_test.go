@@ -116,7 +116,7 @@ func TestCheckMaxP99(t *testing.T) {
 			wantPass: true, wantDetail: "2 held step(s)"},
 		{name: "over on one held step", steps: []messages.StepResult{
 			stamp(with(clean(1, 100, 1), p99("fetch", 10))), stamp(with(clean(2, 200, 1), p99("fetch", 75)))},
-			wantDetail: "step 2 75 ms"},
+			wantDetail: "step 2 75.0 ms"},
 		{name: "only a lower bound on a held step", steps: []messages.StepResult{
 			stamp(with(clean(1, 100, 1), p99("fetch", 10))), stamp(with(clean(2, 200, 1), p99("fetch", 30, "p99", "p999")))},
 			wantDetail: "step 2"},
