@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/verdict"
 )
 
 // Tracker accumulates one step's batches as they arrive. Not safe for
@@ -18,12 +19,13 @@ type Tracker struct {
 	dropped   uint64
 	failed    uint64
 	kinds     map[string]uint64
-	measured  map[string]int64 // producer → furthest To (ns into the window)
+	measured  map[string]int64  // producer → furthest To (ns into the window)
+	lagging   map[string]string // producer → why it fell behind its schedule
 }
 
 // NewTracker returns a tracker for cmd.
 func NewTracker(cmd messages.StepCommand) *Tracker {
-	return &Tracker{cmd: cmd, kinds: map[string]uint64{}, measured: map[string]int64{}}
+	return &Tracker{cmd: cmd, kinds: map[string]uint64{}, measured: map[string]int64{}, lagging: map[string]string{}}
 }
 
 // Add counts a batch of the tracked step; others are ignored.
@@ -35,6 +37,9 @@ func (t *Tracker) Add(b *messages.SampleBatch) {
 	t.scheduled += b.Scheduled
 	t.dropped += b.Health.Dropped
 	t.measured[b.Producer] = max(t.measured[b.Producer], b.To)
+	if b.Health.Saturated {
+		t.lagging[b.Producer] = verdict.LagCause(b.Health)
+	}
 	for _, p := range b.Phases {
 		for _, e := range p.Errors {
 			t.failed += e.Count
@@ -76,7 +81,20 @@ func (t *Tracker) Line(elapsed time.Duration) string {
 	if k, n := t.topKind(); n > 0 {
 		fmt.Fprintf(&b, "  top error: %s ×%d", truncate(k, 60), n)
 	}
+	if lag := t.laggingText(); lag != "" {
+		fmt.Fprintf(&b, "  BEHIND SCHEDULE: %s", lag)
+	}
 	return b.String()
+}
+
+// laggingText lists the producers that fell behind their schedule, with why.
+func (t *Tracker) laggingText() string {
+	var parts []string
+	for p, why := range t.lagging {
+		parts = append(parts, p+" ("+why+")")
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
 }
 
 func (t *Tracker) topKind() (string, uint64) {

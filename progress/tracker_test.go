@@ -30,6 +30,10 @@ func TestTrackerLine(t *testing.T) {
 			t.Errorf("Tracker.Line() = %q, want it to contain %q", line, want)
 		}
 	}
+	tr.Add(&messages.SampleBatch{Run: "r1", Step: 2, Producer: "p2", Health: messages.Health{Saturated: true, CPU: 0.01, CPULimit: 1, RunDelay: 0.4}})
+	if line, want := tr.Line(4*time.Second), "BEHIND SCHEDULE: p2 (host_overloaded)"; !strings.Contains(line, want) {
+		t.Errorf("Tracker.Line() = %q, want it to contain %q", line, want)
+	}
 	if line := tr.Line(500 * time.Millisecond); !strings.Contains(line, "(warm-up)") {
 		t.Errorf("Tracker.Line(warm-up) = %q, want (warm-up)", line)
 	}
