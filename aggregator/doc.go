@@ -140,6 +140,17 @@
 // deadline. Producers without a final batch are then listed in Missing, and
 // Complete is false.
 //
+// # Verdict
+//
+// Each result is stamped by verdict.Stamp at verdict.DefaultThreshold: its
+// Reasons and Verdict come from its own figures (the reporter and the ramp
+// judge again at their own threshold). For them the pool adds OfferedRate,
+// the producers' shares summed (each producer's from its first batch);
+// StoppedEarly, the producers whose final batch ends before the window; and
+// per producer the highest of its batches' health figures, taken over its
+// lagging batches when it fell behind, with the LagCause they point to
+// (verdict.LagCause).
+//
 // # Redelivery, corruption and restarts
 //
 // Batches are deduplicated on (run, step, producer, seq); a repeat is counted
