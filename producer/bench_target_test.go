@@ -62,7 +62,7 @@ func (tg *benchTarget) env(b *testing.B) *sessionEnv {
 	}
 	tl := timeline{start: time.Now().Add(-time.Millisecond), duration: time.Hour}
 	rec := recorder.New("bench", 1, cfg.ID, messages.StepInfo{}, &recorder.Options{Seed: 1, Secrets: cfg.secrets})
-	return newSessionEnv(cfg, tl, rec, 1)
+	return newSessionEnv(cfg, tl, rec, cfg.Logger, 1)
 }
 
 // serverCPU is the CPU (user + system) Dovecot has used so far: its master

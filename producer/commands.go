@@ -35,10 +35,14 @@ var bodyOptions = &imap.FetchOptions{
 	UID: true, BodySection: []*imap.FetchItemBodySection{{Peek: true}},
 }
 
-// serve runs one scheduled command and records it. After a LOGOUT, or when
-// the command broke the connection, the session is disconnected; the run loop
-// reconnects it.
+// serve runs one scheduled command and records it. A FETCH or STORE on a
+// session with no mailbox selected first selects INBOX again (reselect).
+// After a LOGOUT, or when the command broke the connection, the session is
+// disconnected; the run loop reconnects it.
 func (s *session) serve(j job) {
+	if needsMailbox(j.phase) && !s.selected && !s.reselect(j) {
+		return
+	}
 	sent := time.Now()
 	uid, raw, err := s.command(j.phase)
 	s.env.scheduled(j, sent, time.Now(), err)
@@ -50,9 +54,30 @@ func (s *session) serve(j job) {
 		}
 	case s.closed():
 		s.lost()
-	case raw != nil && uid != 0 && s.rng.IntN(verifyEvery) == 0:
+	case raw != nil && uid != 0 && s.selected && s.rng.IntN(verifyEvery) == 0:
 		s.verify(j, uid, raw)
 	}
+}
+
+// needsMailbox reports whether phase p is only valid in the selected state.
+func needsMailbox(p messages.Phase) bool { return p == messages.Fetch || p == messages.Store }
+
+// reselect selects INBOX again for j, a FETCH or STORE that came to a
+// session whose last SELECT failed: sent now, j would only earn a BAD from
+// the server, an error imapload caused. The SELECT is recorded like a
+// reconnect's (phase select). If it fails too, j is not sent: it fails with
+// a generator kind (the server's error is the SELECT's, already recorded),
+// and the session drops its connection and reconnects after a backoff, so a
+// server refusing SELECT is not asked again at the offered rate. It
+// returns whether j may be sent.
+func (s *session) reselect(j job) bool {
+	start := time.Now()
+	if s.setupStep(messages.Select, s.selectInbox) == nil {
+		return true
+	}
+	s.env.scheduled(j, start, time.Now(), errNotSelected)
+	s.lost()
+	return false
 }
 
 // command runs phase p within the operation timeout. For an APPEND it also
@@ -75,10 +100,10 @@ func (s *session) command(p messages.Phase) (imap.UID, []byte, error) {
 	case messages.Logout:
 		op = func() error { return s.c.Logout().Wait() }
 	default:
-		return 0, nil, fmt.Errorf("phase %v is not a scheduled command", p)
+		return 0, nil, fmt.Errorf("%w: phase %v", errNotScheduled, p)
 	}
 	err := s.guard(s.env.cfg.OpTimeout, op)
-	return uid, raw, err
+	return uid, raw, blame(err)
 }
 
 // list is LIST "" "*" [§6.3.9].
@@ -90,8 +115,13 @@ func (s *session) list() error {
 // selectInbox is SELECT INBOX [§6.3.2]. It notes the message count from the
 // command's own data: imapclient updates Client.Mailbox only after Wait has
 // returned, so reading it right away is a race.
+//
+// A SELECT that fails leaves no mailbox selected, even if one was before
+// (§6.3.2), so the session notes whether INBOX is selected: FETCH and STORE
+// are only valid in the selected state.
 func (s *session) selectInbox() error {
 	data, err := s.c.Select("INBOX", nil).Wait()
+	s.selected = err == nil
 	if err == nil {
 		s.exists.Store(int64(data.NumMessages))
 	}

@@ -71,7 +71,7 @@ func TestSessionTimeoutMidLiteral(t *testing.T) {
 		t.Fatal(err)
 	}
 	tl := timeline{start: time.Now().Add(-time.Millisecond), duration: time.Hour}
-	env := newSessionEnv(cfg, tl, recorder.New("r1", 1, cfg.ID, messages.StepInfo{}, &recorder.Options{Seed: 1}), 1)
+	env := newSessionEnv(cfg, tl, recorder.New("r1", 1, cfg.ID, messages.StepInfo{}, &recorder.Options{Seed: 1}), cfg.Logger, 1)
 	s := newSession(env, 0, 1)
 	if err := s.connect(context.Background()); err != nil {
 		t.Fatalf("session.connect() error = %v", err)

@@ -66,6 +66,13 @@
 // the moment it was sent. A generator whose schedule lag P99 is high marks
 // its batches saturated: it measured itself, not the server.
 //
+// Each batch's health also names what may have caused the lag: the CPU the
+// process used and may use (GOMAXPROCS, which Go caps by the cgroup's quota),
+// how long its threads waited on a run queue (/proc/self/task/*/schedstat),
+// the host's CPU pressure (/proc/pressure/cpu), the share of time its cgroup
+// was throttled (cpu.stat), and whether the process was stopped and
+// continued (SIGCONT). A counter the host does not offer reads zero.
+//
 // # Sessions (RFC 9051)
 //
 // Each session dials (TCP connect, implicit TLS per RFC 8314 timed apart, and
@@ -85,6 +92,23 @@
 // an error that stops anything. After a failure or a dropped connection a
 // session reconnects after an exponential backoff with full jitter (50 ms
 // base, 5 s cap), so dropped sessions do not return in one wave.
+//
+// The generator causes no errors of its own at the server. A failed SELECT
+// leaves no mailbox selected (§6.3.2), where FETCH and STORE are invalid, so
+// a session notes whether INBOX is selected and keeps its connection (as a
+// mail client does); a FETCH or STORE that comes to it then first selects
+// INBOX again (recorded in phase select, like a reconnect's SELECT). Only if
+// that fails too does the session drop the connection and reconnect after a
+// backoff, and the command counts as failed with a generator kind.
+// Disconnecting at once after every failed SELECT would instead turn each
+// such NO into a dial and a LOGIN the offered load did not ask for. Errors
+// imapload itself causes (no free account, an empty INBOX, a reply with
+// response code CLIENTBUG) have kinds that start with
+// [messages.GeneratorKind], so they are never taken for the server's.
+//
+// The first error of each (phase, kind) in a step is logged once, at Warn
+// level, with a scrubbed example, warm-up included: a wrong password or a
+// closed port shows in the producer's log at once.
 //
 // Like real users, every producer draws its accounts from the whole pool, in
 // its own shuffled order, so an account is logged in from several producers

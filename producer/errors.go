@@ -1,6 +1,13 @@
 package producer
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/emersion/go-imap/v2"
+
+	"github.com/imapload/imapload/messages"
+)
 
 // Sentinel errors, checked with errors.Is. The messages that wrap them carry
 // the detail (a line number, an option name) and never a password.
@@ -18,7 +25,8 @@ var (
 
 // Errors recorded as samples: failed IMAP operations are data, not control
 // flow. Their messages are the error kinds the reports show, so they are short
-// and stable.
+// and stable. The ones imapload itself causes start with
+// messages.GeneratorKind, so that they are never taken for the server's.
 var (
 	// errTimeout is an operation that got no reply within Options.OpTimeout;
 	// the producer closed the connection (go-imap's own read timeout is 30 s).
@@ -28,8 +36,25 @@ var (
 	errIntegrity = errors.New("integrity")
 	// errEmptyMailbox is a FETCH or STORE scheduled on a session whose INBOX
 	// holds no message it could address.
-	errEmptyMailbox = errors.New("no message to address: INBOX is empty")
+	errEmptyMailbox = errors.New(messages.GeneratorKind + "no message to address: INBOX is empty")
 	// errNoFreeAccount means every account already has SessionsPerAccount
 	// sessions; the producer caps Sessions so that it does not happen.
-	errNoFreeAccount = errors.New("no account with a free session slot")
+	errNoFreeAccount = errors.New(messages.GeneratorKind + "no account with a free session slot")
+	// errNotSelected is a FETCH or STORE not sent because the session had no
+	// mailbox selected and selecting INBOX again failed (that SELECT is
+	// recorded, as the server's error, in phase select).
+	errNotSelected = errors.New(messages.GeneratorKind + "not sent: no mailbox selected")
+	// errNotScheduled is a phase the dispatcher cannot schedule (a bug).
+	errNotScheduled = errors.New(messages.GeneratorKind + "not a scheduled command")
 )
+
+// blame marks an error the server attributes to imapload (response code
+// CLIENTBUG, RFC 9051 §7.1) as the generator's: the server reports our
+// mistake, not its failure.
+func blame(err error) error {
+	var ie *imap.Error
+	if errors.As(err, &ie) && ie.Code == imap.ResponseCodeClientBug {
+		return fmt.Errorf("%s%w", messages.GeneratorKind, err)
+	}
+	return err
+}

@@ -138,6 +138,16 @@ func (f *fleet) waitLive(n int) {
 	})
 }
 
+// runStep runs one step on the fleet's only producer, id: rest is the step
+// command after its run and step ("\"rate\":50,…"). It returns the
+// producer's batches once the final one is in, checked.
+func (f *fleet) runStep(id, run string, step int, rest string) []*messages.SampleBatch {
+	f.t.Helper()
+	col := f.collect(run, step)
+	f.request(fmt.Sprintf(`{"run":%q,"step":%d,%s}`, run, step, rest), 1)
+	return col.finals(f.t, 1, 30*time.Second)[id]
+}
+
 // request sends a step command as a request and collects n replies.
 func (f *fleet) request(cmd string, n int) []messages.StepReply {
 	f.t.Helper()

@@ -2,6 +2,7 @@ package producer
 
 import (
 	"crypto/tls"
+	"log/slog"
 	"net"
 	"sync/atomic"
 	"time"
@@ -25,34 +26,40 @@ type sessionEnv struct {
 	tl       timeline
 	rec      *recorder.Recorder
 	pool     *accountPool
+	errs     *firstErrors
 	open     atomic.Int32  // connected sessions
 	finished chan struct{} // closed when the dispatcher has stopped and closed the queue
 }
 
-func newSessionEnv(cfg *config, tl timeline, rec *recorder.Recorder, seed uint64) *sessionEnv {
+// newSessionEnv returns the environment of one step, whose first errors of
+// each kind go to log.
+func newSessionEnv(cfg *config, tl timeline, rec *recorder.Recorder, log *slog.Logger, seed uint64) *sessionEnv {
 	return &sessionEnv{
 		cfg:      cfg,
 		tlsConf:  cfg.clientTLS(),
 		tl:       tl,
 		rec:      rec,
 		pool:     newAccountPool(cfg.Accounts, cfg.SessionsPerAccount, seed),
+		errs:     newFirstErrors(log),
 		finished: make(chan struct{}),
 	}
 }
 
 // scheduled records a scheduled command that was sent at sent and finished
 // at end: response time from the intended start, service time from the send.
-// Commands intended before or after the measurement window are not recorded.
+// Commands intended before or after the measurement window are not recorded
+// (but their errors may be logged).
 func (e *sessionEnv) scheduled(j job, sent, end time.Time, err error) {
-	if !e.tl.inWindow(j.intended) {
-		return
-	}
-	if err != nil {
-		e.rec.Fail(j.phase, err)
-	} else {
+	in := e.tl.inWindow(j.intended)
+	switch {
+	case err != nil:
+		e.fail(j.phase, err, in)
+	case in:
 		e.rec.Record(j.phase, end.Sub(j.intended), end.Sub(sent))
 	}
-	e.rec.Scheduled(err == nil)
+	if in {
+		e.rec.Scheduled(err == nil)
+	}
 }
 
 // unscheduled records an operation the producer did on its own (a dial, a
@@ -60,14 +67,26 @@ func (e *sessionEnv) scheduled(j job, sent, end time.Time, err error) {
 // decides whether it belongs to the window, falls in it. Its response and
 // service times are both its duration.
 func (e *sessionEnv) unscheduled(p messages.Phase, ref, start, end time.Time, err error) {
-	if !e.tl.inWindow(ref) {
-		return
+	in := e.tl.inWindow(ref)
+	switch {
+	case err != nil:
+		e.fail(p, err, in)
+	case in:
+		e.rec.Record(p, end.Sub(start), end.Sub(start))
 	}
-	if err != nil {
-		e.rec.Fail(p, err)
-		return
+}
+
+// fail records err in phase p if it is in the window, and logs it if it is
+// the first of its kind in p this step, in the window or not: an error
+// during warm-up is as telling.
+func (e *sessionEnv) fail(p messages.Phase, err error, inWindow bool) {
+	var kind, example string
+	if inWindow {
+		kind, example = e.rec.Fail(p, err)
+	} else {
+		kind, example = e.rec.Describe(err)
 	}
-	e.rec.Record(p, end.Sub(start), end.Sub(start))
+	e.errs.note(p, kind, example)
 }
 
 // drop records a scheduled command that was never sent.

@@ -31,8 +31,9 @@ type Producer struct {
 	// Set up by Run, then used by its control loop only.
 	js   jetstream.JetStream
 	reg  *registry
-	cur  *stepRun  // the step running or last run, nil before the first
-	last stepReply // the answer to the step last accepted
+	host *hostWatch // what the batches' health reports of the host
+	cur  *stepRun   // the step running or last run, nil before the first
+	last stepReply  // the answer to the step last accepted
 }
 
 // New checks opts and returns a Producer that will use nc. It does no I/O.
@@ -65,26 +66,40 @@ func (p *Producer) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
 		return ErrRunTwice
 	}
+	p.host = watchHost()
+	defer p.host.stop()
 	msgs, sub, err := p.setUp(ctx)
 	if err != nil {
 		return err
 	}
+	// Deferred, so that they run on every way out (a panic included), in
+	// this order: unsubscribe, end the step, stop the heartbeat, unregister.
+	defer p.unregister(ctx)
 	var hb sync.WaitGroup
 	hbCtx, stopHeartbeat := context.WithCancel(ctx)
 	hb.Go(func() { p.heartbeat(hbCtx) })
+	defer hb.Wait()
+	defer stopHeartbeat()
+	defer p.stopStep()
+	defer p.unsubscribe(sub)
 	p.log.Info("producer: ready", "target", p.cfg.Addr, "sessions", p.cfg.sessions)
 	p.control(ctx, msgs)
+	return nil
+}
+
+func (p *Producer) unsubscribe(sub *nats.Subscription) {
 	if err := sub.Unsubscribe(); err != nil {
 		p.log.Warn("producer: unsubscribe", "err", err)
 	}
-	p.stopStep()
-	stopHeartbeat()
-	hb.Wait()
+}
+
+// unregister deletes the registry entry, even though ctx has ended: that is
+// when it is needed.
+func (p *Producer) unregister(ctx context.Context) {
 	if err := p.reg.remove(context.WithoutCancel(ctx)); err != nil {
 		p.log.Warn("producer: unregister", "err", err)
 	}
 	p.log.Info("producer: stopped")
-	return nil
 }
 
 // setUp ensures the stream and bucket, subscribes to step commands and
@@ -115,6 +130,7 @@ func (p *Producer) setUp(ctx context.Context) (chan *nats.Msg, *nats.Subscriptio
 		if sub != nil {
 			_ = sub.Unsubscribe()
 		}
+		_ = p.reg.remove(context.WithoutCancel(ctx)) // a put that timed out may still have landed
 		return nil, nil, fmt.Errorf("producer: subscribe and register: %w", err)
 	}
 	return msgs, sub, nil

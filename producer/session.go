@@ -27,6 +27,7 @@ type session struct {
 	rng      *rand.Rand
 	c        *imapclient.Client // nil when disconnected
 	acct     int                // leased account, -1 when disconnected
+	selected bool               // INBOX is selected: FETCH and STORE may be sent
 	uids     []imap.UID         // recently seen UIDs of INBOX, for FETCH and STORE
 	exists   atomic.Int64       // messages in INBOX, from SELECT, EXISTS and EXPUNGE
 	appends  uint64             // messages appended so far
@@ -119,6 +120,8 @@ func (s *session) pause(ctx context.Context, t time.Time) bool {
 func (s *session) connect(ctx context.Context) error {
 	idx, ok := s.env.pool.acquire()
 	if !ok {
+		now := time.Now()
+		s.env.unscheduled(messages.Login, now, now, now, errNoFreeAccount)
 		return errNoFreeAccount
 	}
 	if err := s.dialStep(ctx, idx); err != nil {
@@ -227,6 +230,7 @@ func (s *session) disconnect() {
 	s.env.open.Add(-1)
 	s.env.pool.release(s.acct)
 	s.acct = -1
+	s.selected = false
 	s.uids = s.uids[:0]
 	s.exists.Store(0)
 }

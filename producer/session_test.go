@@ -44,7 +44,7 @@ func newTestEnv(t testing.TB, srv *embedded.IMAP, edit func(*Options)) *sessionE
 	}
 	tl := timeline{start: time.Now().Add(-time.Millisecond), duration: time.Hour}
 	rec := recorder.New("r1", 1, cfg.ID, messages.StepInfo{}, &recorder.Options{Seed: 1, Secrets: cfg.secrets})
-	return newSessionEnv(cfg, tl, rec, 1)
+	return newSessionEnv(cfg, tl, rec, cfg.Logger, 1)
 }
 
 // cutPhases returns the recorded batch, checked against the contract.

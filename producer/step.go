@@ -25,6 +25,7 @@ type stepRun struct {
 	seed  uint64
 	env   *sessionEnv
 	rec   *recorder.Recorder
+	host  *hostWatch
 	abort context.CancelFunc
 	done  chan struct{} // closed once the final batch is published (or lost)
 }
@@ -37,10 +38,11 @@ func (p *Producer) startStep(cmd messages.StepCommand, info messages.StepInfo) *
 	rec := recorder.New(cmd.Run, cmd.Step, p.cfg.ID, info, &recorder.Options{
 		Reservoir: p.cfg.Reservoir, Seed: seed, Secrets: p.cfg.secrets,
 	})
-	env := newSessionEnv(p.cfg, tl, rec, p.seed)
+	log := p.log.With("run", cmd.Run, "step", cmd.Step)
+	env := newSessionEnv(p.cfg, tl, rec, log, p.seed)
 	ctx, cancel := context.WithCancel(context.Background())
-	st := &stepRun{cmd: cmd, info: info, cfg: p.cfg, log: p.log.With("run", cmd.Run, "step", cmd.Step),
-		js: p.js, seed: seed, env: env, rec: rec, abort: cancel, done: make(chan struct{})}
+	st := &stepRun{cmd: cmd, info: info, cfg: p.cfg, log: log,
+		js: p.js, seed: seed, env: env, rec: rec, host: p.host, abort: cancel, done: make(chan struct{})}
 	go st.run(ctx)
 	return st
 }
@@ -59,7 +61,7 @@ func (st *stepRun) run(ctx context.Context) {
 	pub := newPublisher(st.js, st.log, st.cfg.publishFor, st.seed)
 	var pubWG sync.WaitGroup
 	pubWG.Go(pub.run)
-	cut := newCutter(st.rec, st.env)
+	cut := newCutter(st.rec, st.env, st.host)
 	pub.in <- cut.cut(st.env.tl.start, false) // batch 0: "wait for my final batch"
 	st.offer(ctx, cut, pub.in)
 	pub.in <- cut.cut(time.Now(), true)

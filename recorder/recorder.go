@@ -111,7 +111,23 @@ func (r *Recorder) RecordTLS(d time.Duration) {
 }
 
 // Fail notes a failed command of phase p; err's message becomes its kind.
-func (r *Recorder) Fail(p messages.Phase, err error) {
+// It returns the kind and example, as Describe does.
+func (r *Recorder) Fail(p messages.Phase, err error) (kind, example string) {
+	kind, example = r.Describe(err)
+	r.mu.Lock()
+	ph := &r.phases[p]
+	ph.attempted++
+	ph.fail(kind, example)
+	r.mu.Unlock()
+	return kind, example
+}
+
+// Describe returns the kind and the example Fail would record for err: its
+// message with the secrets scrubbed, normalized (see Normalize) and as it
+// is, each cut to the contract's bound. A caller that reports errors
+// elsewhere (a log) uses it to name them as the batches do, passwords
+// never included.
+func (r *Recorder) Describe(err error) (kind, example string) {
 	msg := "unknown error"
 	if err != nil {
 		msg = err.Error()
@@ -119,12 +135,7 @@ func (r *Recorder) Fail(p messages.Phase, err error) {
 	if r.redact != nil {
 		msg = r.redact.Replace(msg)
 	}
-	kind := r.kinds.kind(msg)
-	r.mu.Lock()
-	ph := &r.phases[p]
-	ph.attempted++
-	ph.fail(kind, msg)
-	r.mu.Unlock()
+	return r.kinds.kind(msg), truncate(msg, messages.MaxExampleBytes)
 }
 
 // Drop notes a scheduled command of phase p that the generator never sent.
@@ -162,7 +173,8 @@ func (r *Recorder) Lag(d time.Duration) {
 // Cut returns the batch of everything recorded since the previous Cut and
 // starts afresh. from and to bound the part of the step it covers, measured
 // from the start of the measurement window. h supplies what only the caller
-// knows (CPU, Sessions, Lost, and Saturated if it knows better); Cut fills in
+// knows (CPU and its limit, Sessions, Lost, what kept the process off the
+// CPU, and Saturated if it knows better); Cut fills in
 // the schedule lag and drops, and marks saturation when lag P99 exceeds the
 // configured bound.
 func (r *Recorder) Cut(from, to time.Duration, final bool, h messages.Health) *messages.SampleBatch {

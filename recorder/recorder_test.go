@@ -169,3 +169,22 @@ func checkRoundTrip(t *testing.T, b *messages.SampleBatch) {
 		t.Errorf("store stats = %+v, want 1 dropped, none attempted", store)
 	}
 }
+
+// TestRecorderDescribe checks that Describe names an error as Fail records
+// it, secrets scrubbed, so a log line and a batch agree.
+func TestRecorderDescribe(t *testing.T) {
+	r := recorder.New("r1", 1, "p1", messages.StepInfo{}, &recorder.Options{Seed: 1, Secrets: []string{"s3cret"}})
+	err := errors.New("A7 NO [AUTHENTICATIONFAILED] bad password s3cret")
+	kind, example := r.Describe(err)
+	r.Fail(messages.Login, err)
+	e := r.Cut(0, time.Second, true, messages.Health{}).PhaseStats(messages.Login).Errors
+	if len(e) != 1 || e[0].Kind != kind || e[0].Example != example {
+		t.Errorf("Describe() = %q, %q; Fail recorded %+v, want the same kind and example", kind, example, e)
+	}
+	if strings.Contains(kind+example, "s3cret") {
+		t.Errorf("Describe() = %q, %q, holds the secret", kind, example)
+	}
+	if kind, _ := r.Describe(nil); kind != "unknown error" {
+		t.Errorf("Describe(nil) kind = %q, want \"unknown error\"", kind)
+	}
+}
