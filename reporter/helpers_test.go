@@ -69,28 +69,38 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
-// publishResult publishes a step result as the aggregator does.
-func publishResult(t *testing.T, js jetstream.JetStream, s messages.StepResult) {
+// publishResult publishes a step result as the aggregator does and returns
+// its stream sequence.
+func publishResult(t *testing.T, js jetstream.JetStream, s messages.StepResult) uint64 {
 	t.Helper()
-	publishRaw(t, js, messages.ResultsSubject(s.Run), mustJSON(t, s))
+	return publishRaw(t, js, messages.ResultsSubject(s.Run), mustJSON(t, s))
 }
 
 var published sync.Map // message ids, so that each publish is new
 
-func publishRaw(t *testing.T, js jetstream.JetStream, subject string, data []byte) {
+// publishRaw publishes data on subject and returns its stream sequence.
+func publishRaw(t *testing.T, js jetstream.JetStream, subject string, data []byte) uint64 {
 	t.Helper()
 	msg := nats.NewMsg(subject)
 	msg.Header.Set(bus.ContentType, bus.JSONType)
 	msg.Data = data
+	return publishMsg(t, js, msg)
+}
+
+// publishMsg publishes msg with a new message id and returns its stream sequence.
+func publishMsg(t *testing.T, js jetstream.JetStream, msg *nats.Msg) uint64 {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	id := t.Name() + "-" + strconv.FormatInt(time.Now().UnixNano(), 10)
 	if _, loaded := published.LoadOrStore(id, true); loaded {
 		t.Fatalf("message id %s reused", id)
 	}
-	if _, err := js.PublishMsg(ctx, msg, jetstream.WithMsgID(id)); err != nil {
-		t.Fatalf("PublishMsg(%s) error = %v", subject, err)
+	ack, err := js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
+	if err != nil {
+		t.Fatalf("PublishMsg(%s) error = %v", msg.Subject, err)
 	}
+	return ack.Sequence
 }
 
 // waitPublished polls the last message on run's results subject until it is

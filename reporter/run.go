@@ -18,22 +18,30 @@ import (
 	"github.com/imapload/imapload/messages"
 )
 
+// CoversHeader is the header of a published run report that names the stream
+// sequence of the newest step result it includes: the report covers every
+// step result of its run up to that sequence. A report without it (from an
+// older reporter) is taken to cover nothing.
+const CoversHeader = "Imapload-Covers"
+
 // runState is what Run knows of one run.
 type runState struct {
 	steps map[int]messages.StepResult // the latest result of each step
 	seq   uint64                      // stream sequence of the newest step result
 	dirty bool                        // a result arrived since the last report
-	// published is set when the stream holds a run report newer than the
-	// newest step result (ours, or one read back after a restart).
-	published bool
+	// covered is the highest CoversHeader of the run reports on the stream
+	// (ours, or read back after a restart): results up to it are reported.
+	covered uint64
 }
 
 // Run ensures the results stream, reads it from the start through an ordered
 // consumer filtered on the run's results subject (every run's, for a reporter
 // of every run), keeps the latest result of each step, and whenever it has
 // caught up with the stream builds and renders a new report of each run that
-// changed and publishes it, unless a run report newer than the run's newest
-// step result is already on the stream (so a restart republishes nothing).
+// changed and publishes it, unless a run report on the stream already covers
+// the run's newest step result (so a restart republishes nothing). Coverage
+// is compared by stream sequence (CoversHeader), never by arrival order: a
+// report of older results that lands after newer ones covers only the older.
 // Messages that are not valid results are logged, counted and skipped.
 //
 // Run returns nil once ctx is cancelled, after its consumer has stopped, or
@@ -107,9 +115,8 @@ func (r *Reporter) handle(m jetstream.Msg) bool {
 		r.log.Warn("reporter: skipping a message that is not a valid result", "subject", m.Subject(), "seq", seq, "kind", clip(kind, 40), "err", err)
 	case res == nil:
 		r.count(func(s *Stats) { s.Ignored++ })
-		if st := r.runs[runOfSubject(m.Subject())]; st != nil && seq > st.seq {
-			st.published = true
-		}
+		st := r.state(runOfSubject(m.Subject()))
+		st.covered = max(st.covered, coversOf(m.Headers()))
 	default:
 		r.count(func(s *Stats) { s.Results++ })
 		r.accept(res, seq)
@@ -121,18 +128,35 @@ func runOfSubject(subject string) string {
 	return strings.TrimPrefix(subject, messages.ResultsSubject(""))
 }
 
-func (r *Reporter) accept(res *messages.StepResult, seq uint64) {
-	st := r.runs[res.Run]
+// coversOf reads CoversHeader: 0 (nothing) when it is missing or malformed.
+func coversOf(h nats.Header) uint64 {
+	n, err := strconv.ParseUint(h.Get(CoversHeader), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// state returns run's state, made empty on first use.
+func (r *Reporter) state(run string) *runState {
+	st := r.runs[run]
 	if st == nil {
 		st = &runState{steps: map[int]messages.StepResult{}}
-		r.runs[res.Run] = st
+		r.runs[run] = st
 	}
+	return st
+}
+
+func (r *Reporter) accept(res *messages.StepResult, seq uint64) {
+	st := r.state(res.Run)
 	st.steps[res.Step] = *res
-	st.seq, st.dirty, st.published = seq, true, false
+	st.seq, st.dirty = seq, true
 }
 
 // flush builds and renders the report of every run that changed, and
-// publishes it unless the stream already holds a report of these results.
+// publishes it unless the stream already holds a report that covers the
+// run's newest result. It publishes before it keeps, so that a report seen
+// through Report or Updates has been published (or has failed to be).
 func (r *Reporter) flush(ctx context.Context, js jetstream.JetStream) {
 	for _, run := range slices.Sorted(maps.Keys(r.runs)) {
 		st := r.runs[run]
@@ -142,23 +166,26 @@ func (r *Reporter) flush(ctx context.Context, js jetstream.JetStream) {
 		st.dirty = false
 		steps := slices.Collect(maps.Values(st.steps))
 		rep := Build(run, steps, r.opts.Threshold, time.Now())
-		r.keep(rep)
-		if !st.published {
-			r.publish(ctx, js, rep, "report-"+run+"-"+strconv.FormatUint(st.seq, 10))
-			st.published = true
+		if st.covered < st.seq {
+			r.publish(ctx, js, rep, st.seq)
+			st.covered = st.seq
 		}
+		r.keep(rep)
 		r.render(rep)
 	}
 }
 
-// publish sends rep as JSON on its run's results subject. The message id
-// names the newest step result the report includes, so a restarted reporter
-// that rebuilds the same report is deduplicated by the stream.
-func (r *Reporter) publish(ctx context.Context, js jetstream.JetStream, rep messages.RunReport, id string) {
+// publish sends rep as JSON on its run's results subject, with CoversHeader
+// set to covers, the stream sequence of the newest step result it includes.
+// The message id names that sequence too, so a restarted reporter that
+// rebuilds the same report is deduplicated by the stream.
+func (r *Reporter) publish(ctx context.Context, js jetstream.JetStream, rep messages.RunReport, covers uint64) {
+	id := "report-" + rep.Run + "-" + strconv.FormatUint(covers, 10)
 	data, err := fitReport(rep, r.nc.MaxPayload()-1024)
 	if err == nil {
 		msg := nats.NewMsg(messages.ResultsSubject(rep.Run))
 		msg.Header.Set(bus.ContentType, bus.JSONType)
+		msg.Header.Set(CoversHeader, strconv.FormatUint(covers, 10))
 		msg.Data = data
 		_, err = js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
 	}
