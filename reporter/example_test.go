@@ -8,13 +8,16 @@ import (
 	"github.com/imapload/imapload/reporter"
 )
 
+// p1 is the producer that took part in the examples' steps.
+var p1 = []string{"p1"}
+
 func ExampleFindKnee() {
 	steps := []messages.StepResult{
-		{Step: 1, TargetRate: 1000, DeliveredRate: 998, Ratio: 0.998},
-		{Step: 2, TargetRate: 2000, DeliveredRate: 1500, Ratio: 0.75, GeneratorSaturated: true},
-		{Step: 3, TargetRate: 3000, DeliveredRate: 2950, Ratio: 0.983},
-		{Step: 4, TargetRate: 4000, DeliveredRate: 3100, Ratio: 0.775},
-		{Step: 5, TargetRate: 5000, DeliveredRate: 4800, Ratio: 0.96},
+		{Step: 1, TargetRate: 1000, DeliveredRate: 998, Ratio: 0.998, Producers: p1},
+		{Step: 2, TargetRate: 2000, DeliveredRate: 1500, Ratio: 0.75, Producers: p1, GeneratorSaturated: true},
+		{Step: 3, TargetRate: 3000, DeliveredRate: 2950, Ratio: 0.983, Producers: p1},
+		{Step: 4, TargetRate: 4000, DeliveredRate: 3100, Ratio: 0.775, Producers: p1},
+		{Step: 5, TargetRate: 5000, DeliveredRate: 4800, Ratio: 0.96, Producers: p1},
 	}
 	knee, held, invalid := reporter.FindKnee(steps, reporter.DefaultThreshold)
 	fmt.Printf("knee: step %d at %.0f/s (ratio %.3f)\n", knee.Step, knee.Rate, knee.Ratio)
@@ -28,8 +31,8 @@ func ExampleFindKnee() {
 
 func ExampleBuild() {
 	steps := []messages.StepResult{
-		{Step: 1, TargetRate: 1000, DeliveredRate: 998, Ratio: 0.998, Complete: true},
-		{Step: 2, TargetRate: 2000, DeliveredRate: 1500, Ratio: 0.75, Complete: true},
+		{Step: 1, TargetRate: 1000, DeliveredRate: 998, Ratio: 0.998, Complete: true, Producers: p1},
+		{Step: 2, TargetRate: 2000, DeliveredRate: 1500, Ratio: 0.75, Complete: true, Producers: p1},
 	}
 	rep := reporter.Build("r1", steps, 0, time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
 	for _, f := range rep.Findings {

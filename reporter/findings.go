@@ -18,43 +18,69 @@ const fallacyNote = 0.10
 const topErrors = 3
 
 // findings returns plain sentences about steps (sorted by step number): the
-// knee and what happened there, steps that cannot be trusted, bimodal phases,
-// producers that depart from the pool, the averaging fallacy, and percentiles
-// where sketch and sample disagree.
+// knee and what happened there, the inconclusive steps and why, steps whose
+// counts are short, bimodal phases, producers that depart from the pool, the
+// averaging fallacy, and percentiles where sketch and sample disagree. An
+// inconclusive step is never quoted as evidence: only the finding that lists
+// the inconclusive steps names it.
 func findings(steps []messages.StepResult, knee *messages.Knee, threshold float64) []string {
-	out := kneeFindings(steps, knee, threshold)
-	for i := range steps {
-		out = append(out, stepFindings(&steps[i])...)
+	ok := conclusive(steps)
+	out := kneeFindings(steps, ok, knee, threshold)
+	out = append(out, inconclusiveFindings(steps)...)
+	for i := range ok {
+		out = append(out, stepFindings(&ok[i])...)
 	}
-	out = append(out, bimodalFindings(steps)...)
-	out = append(out, deviantFindings(steps)...)
-	out = append(out, fallacyFindings(steps)...)
-	return append(out, disagreeFindings(steps)...)
+	out = append(out, bimodalFindings(ok)...)
+	out = append(out, deviantFindings(ok)...)
+	out = append(out, fallacyFindings(ok)...)
+	return append(out, disagreeFindings(ok)...)
 }
 
-func kneeFindings(steps []messages.StepResult, knee *messages.Knee, threshold float64) []string {
-	var valid []*messages.StepResult
-	for _, s := range byRate(steps) {
-		if !s.GeneratorSaturated {
-			valid = append(valid, s)
+// conclusive returns the steps that are not inconclusive, in their order.
+func conclusive(steps []messages.StepResult) []messages.StepResult {
+	out := make([]messages.StepResult, 0, len(steps))
+	for i := range steps {
+		if !isInconclusive(&steps[i]) {
+			out = append(out, steps[i])
 		}
 	}
+	return out
+}
+
+// kneeFindings speaks of the knee among ok, the conclusive steps of steps.
+func kneeFindings(steps, ok []messages.StepResult, knee *messages.Knee, threshold float64) []string {
+	valid := byRate(ok)
 	switch {
 	case len(steps) == 0:
 		return nil
 	case len(valid) == 0:
-		return []string{"no valid step: the generator was saturated at every step — add producers or give them more CPU"}
+		return []string{"no valid step: every step was inconclusive, so no rate is known to hold (reasons below)"}
 	case knee == nil:
-		top := valid[len(valid)-1]
-		return []string{fmt.Sprintf("no knee: every valid step delivered at least %s of its target, up to step %d at %s/s offered (%s/s delivered)",
-			percent(threshold), top.Step, rate(top.TargetRate), rate(top.DeliveredRate))}
+		return noKneeFindings(steps, valid, threshold)
 	}
 	var out []string
 	if valid[0].Step == knee.Step {
 		out = append(out, fmt.Sprintf("the knee is the first valid step (step %d, %s/s): start the ramp lower to find a rate the server sustains", knee.Step, rate(knee.Rate)))
 	}
 	out = append(out, recoveryFindings(valid, knee, threshold)...)
-	return append(out, kneeErrors(steps, knee.Step))
+	return append(out, kneeErrors(ok, knee.Step)...)
+}
+
+// noKneeFindings says that every valid step held, when they all did, and
+// whether inconclusive steps above them leave the knee unknown.
+func noKneeFindings(steps []messages.StepResult, valid []*messages.StepResult, threshold float64) []string {
+	for _, s := range valid {
+		if stepVerdict(s, threshold) != messages.VerdictHeld {
+			return nil // not a clean ramp: the run verdict says why
+		}
+	}
+	top := valid[len(valid)-1]
+	held := fmt.Sprintf("every valid step delivered at least %s of its target, up to step %d at %s/s offered (%s/s delivered)",
+		percent(threshold), top.Step, rate(top.TargetRate), rate(top.DeliveredRate))
+	if slices.ContainsFunc(steps, func(s messages.StepResult) bool { return s.TargetRate > top.TargetRate }) {
+		return []string{held + "; the steps above it were inconclusive, so where the knee lies is not known"}
+	}
+	return []string{"no knee: " + held}
 }
 
 // recoveryFindings points out valid steps above the knee's rate that held
@@ -63,7 +89,7 @@ func recoveryFindings(valid []*messages.StepResult, knee *messages.Knee, thresho
 	var again []int
 	seenKnee := false
 	for _, s := range valid {
-		if seenKnee && s.Ratio >= threshold {
+		if seenKnee && stepVerdict(s, threshold) == messages.VerdictHeld {
 			again = append(again, s.Step)
 		}
 		seenKnee = seenKnee || s.Step == knee.Step
@@ -75,17 +101,51 @@ func recoveryFindings(valid []*messages.StepResult, knee *messages.Knee, thresho
 		stepsWord(again), knee.Step)}
 }
 
-func kneeErrors(steps []messages.StepResult, step int) string {
-	i := slices.IndexFunc(steps, func(s messages.StepResult) bool { return s.Step == step })
-	errs := sortedErrors(steps[i].Errors)
+// kneeErrors names the top errors at the knee, which must be among the
+// conclusive steps ok.
+func kneeErrors(ok []messages.StepResult, step int) []string {
+	i := slices.IndexFunc(ok, func(s messages.StepResult) bool { return s.Step == step })
+	if i < 0 {
+		return nil
+	}
+	errs := sortedErrors(ok[i].Errors)
 	if len(errs) == 0 {
-		return fmt.Sprintf("at the knee (step %d) no command failed: the server fell behind by slowing down, not by refusing", step)
+		return []string{fmt.Sprintf("at the knee (step %d) no command failed: the server fell behind by slowing down, not by refusing", step)}
 	}
 	parts := make([]string, 0, topErrors)
 	for _, e := range errs[:min(topErrors, len(errs))] {
 		parts = append(parts, fmt.Sprintf("%s %q (%d)", e.Phase, clip(e.Kind, 80), e.Count))
 	}
-	return fmt.Sprintf("at the knee (step %d) the top errors were: %s", step, strings.Join(parts, ", "))
+	return []string{fmt.Sprintf("at the knee (step %d) the top errors were: %s", step, strings.Join(parts, ", "))}
+}
+
+// inconclusiveFindings lists the inconclusive steps with their reasons, each
+// with its own remedy: the one finding that names them.
+func inconclusiveFindings(steps []messages.StepResult) []string {
+	var parts []string
+	for i := range steps {
+		s := &steps[i]
+		if !isInconclusive(s) {
+			continue
+		}
+		why := "no reason given"
+		if rs := stepReasons(s); len(rs) > 0 {
+			why = joinReasons(rs)
+		}
+		parts = append(parts, fmt.Sprintf("step %d: %s", s.Step, why))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return []string{"inconclusive, so never quoted as evidence in this report: " + strings.Join(parts, "; ")}
+}
+
+func joinReasons(rs []messages.Reason) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = reasonText(r)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // sortedErrors returns a copy of errs, most frequent first, then by phase and kind.
@@ -97,13 +157,9 @@ func sortedErrors(errs []messages.ErrorGroup) []messages.ErrorGroup {
 	return out
 }
 
-// stepFindings says why a step's figures cannot be taken at face value.
+// stepFindings says why a conclusive step's counts may be short.
 func stepFindings(s *messages.StepResult) []string {
 	var out []string
-	if s.GeneratorSaturated {
-		out = append(out, fmt.Sprintf("step %d: generator saturated on %s — not a server measurement (schedule lag p99 up to %s ms, producer CPU up to %.2f cores)",
-			s.Step, saturatedOn(s), ms(s.Health.LagP99Max), s.Health.CPUMax))
-	}
 	if len(s.Missing) > 0 {
 		out = append(out, fmt.Sprintf("step %d: %s missing (%s): the delivered rate counts only the producers that sent their final batch",
 			s.Step, plural(len(s.Missing), "producer"), strings.Join(s.Missing, ", ")))
@@ -119,21 +175,6 @@ func stepFindings(s *messages.StepResult) []string {
 	return out
 }
 
-func saturatedOn(s *messages.StepResult) string {
-	names := s.Health.SaturatedProducers
-	if len(names) == 0 {
-		for _, p := range s.PerProducer {
-			if p.Saturated {
-				names = append(names, p.Producer)
-			}
-		}
-	}
-	if len(names) == 0 {
-		return "a producer"
-	}
-	return strings.Join(names, ", ")
-}
-
 // allPhases lists the phase names of every step, in session order.
 func allPhases(steps []messages.StepResult) []string {
 	union := map[string]messages.PhaseResult{}
@@ -143,39 +184,6 @@ func allPhases(steps []messages.StepResult) []string {
 		}
 	}
 	return phaseNames(union)
-}
-
-// bimodalFindings names each bimodal phase once, with the steps where it was
-// bimodal and the modes at the first of them.
-func bimodalFindings(steps []messages.StepResult) []string {
-	var out []string
-	for _, name := range allPhases(steps) {
-		var at []int
-		var first *messages.Bimodality
-		for _, s := range steps {
-			if b := s.Phases[name].Bimodal; b != nil {
-				first = cmp.Or(first, b)
-				at = append(at, s.Step)
-			}
-		}
-		if first != nil {
-			out = append(out, bimodalSentence(name, first, at))
-		}
-	}
-	return out
-}
-
-func bimodalSentence(phase string, b *messages.Bimodality, at []int) string {
-	low, high := "", ""
-	if phase == messages.Login.String() {
-		low, high = " (likely cache hits)", " (likely password-hash misses, e.g. bcrypt)"
-	}
-	where := stepsWord(at)
-	if len(at) > 1 {
-		where += fmt.Sprintf("; at step %d", at[0])
-	}
-	return fmt.Sprintf("%s is bimodal at %s: %s at %s ms%s and %s at %s ms%s — its percentiles describe neither mode",
-		phase, where, percent(b.LowShare), ms(b.LowMode), low, percent(b.HighShare), ms(b.HighMode), high)
 }
 
 // deviantFindings names each producer that departs from the pool once, with

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/verdict"
 )
 
 // ms formats a latency in milliseconds with about three significant digits
@@ -104,4 +105,152 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-3]) + "..."
+}
+
+// stepVerdict is s.Verdict. A result that predates verdicts (empty) is
+// inconclusive when its generator was saturated, else held or below by the
+// threshold, as before.
+func stepVerdict(s *messages.StepResult, threshold float64) string {
+	switch {
+	case s.Verdict != "":
+		return s.Verdict
+	case s.GeneratorSaturated:
+		return messages.VerdictInconclusive
+	case s.Ratio < thresholdOrDefault(threshold):
+		return messages.VerdictBelow
+	}
+	return messages.VerdictHeld
+}
+
+// isInconclusive reports whether s cannot be quoted as evidence.
+func isInconclusive(s *messages.StepResult) bool {
+	return stepVerdict(s, DefaultThreshold) == messages.VerdictInconclusive
+}
+
+// stepReasons are s.Reasons. A saturated result that predates verdicts gets
+// one generator_saturated reason (package verdict counts a lag of unknown
+// cause as saturation) from the health figures such results carry.
+func stepReasons(s *messages.StepResult) []messages.Reason {
+	if s.Verdict != "" || len(s.Reasons) > 0 || !s.GeneratorSaturated {
+		return s.Reasons
+	}
+	code := messages.ReasonGeneratorSaturated
+	return []messages.Reason{{Code: code, Remedy: verdict.Remedy(code),
+		Detail: fmt.Sprintf("%s fell behind its schedule (schedule lag P99 up to %s ms, producer CPU up to %.2f cores)",
+			saturatedOn(s), ms(s.Health.LagP99Max), s.Health.CPUMax)}}
+}
+
+// saturatedOn names the producers that fell behind.
+func saturatedOn(s *messages.StepResult) string {
+	names := s.Health.SaturatedProducers
+	if len(names) == 0 {
+		for _, p := range s.PerProducer {
+			if p.Saturated {
+				names = append(names, p.Producer)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "a producer"
+	}
+	return strings.Join(names, ", ")
+}
+
+// reasonText is "code: detail (remedy: …)", the remedy being the reason's own.
+func reasonText(rs messages.Reason) string {
+	text := rs.Code
+	if rs.Detail != "" {
+		text += ": " + rs.Detail
+	}
+	if rs.Remedy != "" {
+		text += " (remedy: " + rs.Remedy + ")"
+	}
+	return text
+}
+
+// reasonCodes lists the distinct codes of the reasons of steps, in order.
+func reasonCodes(steps []*messages.StepResult) []string {
+	var codes []string
+	for _, s := range steps {
+		for _, rs := range stepReasons(s) {
+			if !slices.Contains(codes, rs.Code) {
+				codes = append(codes, rs.Code)
+			}
+		}
+	}
+	return codes
+}
+
+// runVerdict is r.Verdict; a report that predates verdicts gets one from its
+// knee and steps ("" when it has no step).
+func runVerdict(r messages.RunReport) string {
+	switch {
+	case r.Verdict != "":
+		return r.Verdict
+	case len(r.Steps) == 0:
+		return ""
+	case r.Knee != nil:
+		return messages.RunKnee
+	case len(inconclusiveSteps(r.Steps)) == len(r.Steps):
+		return messages.RunInconclusive
+	}
+	return messages.RunNoKnee
+}
+
+// inconclusiveSteps lists the step numbers of the inconclusive steps.
+func inconclusiveSteps(steps []messages.StepResult) []int {
+	var out []int
+	for i := range steps {
+		if isInconclusive(&steps[i]) {
+			out = append(out, steps[i].Step)
+		}
+	}
+	return out
+}
+
+// Percentile names, as in PhaseResult.Above, TooFew and Disagree.
+const (
+	nameP50  = "p50"
+	nameP90  = "p90"
+	nameP99  = "p99"
+	nameP999 = "p999"
+)
+
+// listed reports whether names holds name ("p99.9" is taken for "p999").
+func listed(names []string, name string) bool {
+	return slices.ContainsFunc(names, func(n string) bool { return strings.ReplaceAll(n, ".", "") == name })
+}
+
+// pctText formats percentile name of p, whose value is v: "> 412 (3% never
+// sent)" when it is only a lower bound (listed in p.Above), else ms(v).
+func pctText(p messages.PhaseResult, name string, v float64) string {
+	if listed(p.Above, name) {
+		return "> " + ms(v) + " (" + share(p.NeverSent) + " never sent)"
+	}
+	return ms(v)
+}
+
+// ciText formats the interval of percentile name of p: "low..high", or,
+// when it has no upper bound, "≥ low (too few samples)" or "too few samples".
+func ciText(p messages.PhaseResult, name string, iv messages.Interval) string {
+	switch open := iv.Open() || listed(p.TooFew, name); {
+	case open && iv[0] > 0:
+		return "≥ " + ms(iv[0]) + " (too few samples)"
+	case open:
+		return "too few samples"
+	case iv == messages.Interval{}:
+		return "-"
+	}
+	return ms(iv[0]) + ".." + ms(iv[1])
+}
+
+// share formats a share as a percentage, with one decimal under 1%.
+func share(v float64) string {
+	switch {
+	case v > 0 && v < 0.001:
+		return "< 0.1%"
+	case v > 0 && v < 0.01:
+		return strconv.FormatFloat(100*v, 'f', 1, 64) + "%"
+	}
+	return percent(v)
 }

@@ -13,35 +13,44 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// TestRenderGolden renders the golden report with each text renderer and
-// compares with testdata/<name>.golden (go test -run Golden -update rewrites them).
+// goldenCases are the hand-made reports compared with testdata/<name>_<format>.golden.
+var goldenCases = []struct {
+	name    string
+	report  func() messages.RunReport
+	formats []string
+}{
+	{name: "report", report: oldReport, formats: []string{"table", "json", "csv"}},
+	{name: "host_overloaded", report: hostReport, formats: []string{"table", "csv"}},
+	{name: "failing", report: failingReport, formats: []string{"table", "csv"}},
+	{name: "knee_range", report: rangeReport, formats: []string{"table", "csv"}},
+	{name: "open", report: openReport, formats: []string{"table", "json", "csv"}},
+}
+
+var renderers = map[string]func(io.Writer, messages.RunReport) error{
+	"table": RenderTable, "json": RenderJSON, "csv": RenderCSV,
+}
+
+// TestRenderGolden renders each golden report with its renderers and
+// compares with testdata (go test -run Golden -update rewrites them).
 func TestRenderGolden(t *testing.T) {
-	rep := Build("golden", goldenSteps(), DefaultThreshold, fixedNow)
-	tests := []struct {
-		name   string
-		render func(io.Writer, messages.RunReport) error
-	}{
-		{name: "table", render: RenderTable},
-		{name: "json", render: RenderJSON},
-		{name: "csv", render: RenderCSV},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			if err := tt.render(&buf, rep); err != nil {
-				t.Fatalf("Render %s error = %v", tt.name, err)
-			}
-			checkGolden(t, filepath.Join("testdata", "report_"+tt.name+".golden"), buf.Bytes())
-		})
+	for _, c := range goldenCases {
+		for _, format := range c.formats {
+			t.Run(c.name+"/"+format, func(t *testing.T) {
+				var buf bytes.Buffer
+				if err := renderers[format](&buf, c.report()); err != nil {
+					t.Fatalf("Render %s(%s) error = %v", format, c.name, err)
+				}
+				checkGolden(t, filepath.Join("testdata", c.name+"_"+format+".golden"), buf.Bytes())
+			})
+		}
 	}
 }
 
 // TestRenderEmptyGolden renders a report of no steps.
 func TestRenderEmptyGolden(t *testing.T) {
-	rep := Build("empty", nil, 0, fixedNow)
 	var buf bytes.Buffer
 	for _, render := range []func(io.Writer, messages.RunReport) error{RenderTable, RenderJSON, RenderCSV} {
-		if err := render(&buf, rep); err != nil {
+		if err := render(&buf, emptyReport()); err != nil {
 			t.Fatalf("Render(empty) error = %v", err)
 		}
 	}

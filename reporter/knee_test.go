@@ -22,7 +22,7 @@ func kneeSteps(in []st) []messages.StepResult {
 		if target == 0 {
 			target = 1000 * float64(s.step)
 		}
-		out[i] = messages.StepResult{Step: s.step, TargetRate: target, DeliveredRate: s.ratio * target, Ratio: s.ratio, GeneratorSaturated: s.saturated, Complete: true}
+		out[i] = messages.StepResult{Step: s.step, TargetRate: target, DeliveredRate: s.ratio * target, Ratio: s.ratio, GeneratorSaturated: s.saturated, Complete: true, Producers: []string{"p1"}}
 	}
 	return out
 }

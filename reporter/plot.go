@@ -1,15 +1,14 @@
 package reporter
 
 import (
-	"cmp"
 	"fmt"
 	"image/color"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -32,9 +31,10 @@ var (
 
 // PlotThroughput draws delivered against offered rate, one point per step in
 // offered-rate order: the y = x line (everything delivered), the threshold
-// line, the knee ringed in red and saturated-generator steps as grey crosses.
+// line, the knee ringed in red and inconclusive steps as hollow grey squares,
+// named in the legend with their reason codes.
 func PlotThroughput(r messages.RunReport) (*plot.Plot, error) {
-	p := newPlot(fmt.Sprintf("run %s: delivered vs offered rate", r.Run), "offered rate (commands/s)", "delivered rate (commands/s)")
+	p := newPlot(fmt.Sprintf("run %s%s: delivered vs offered rate", r.Run, verdictSuffix(r)), "offered rate (commands/s)", "delivered rate (commands/s)")
 	p.X.Min, p.Y.Min = 0, 0
 	valid, invalid, top := ratePoints(r)
 	if top == 0 {
@@ -49,7 +49,7 @@ func PlotThroughput(r messages.RunReport) (*plot.Plot, error) {
 	if err := addLinePoints(p, "delivered", valid, seriesColors[0], draw.CircleGlyph{}); err != nil {
 		return nil, err
 	}
-	if err := addScatter(p, "generator saturated (invalid)", invalid, invalidColor, draw.CrossGlyph{}, 4); err != nil {
+	if err := addScatter(p, inconclusiveLabel(r.Steps), invalid, invalidColor, draw.SquareGlyph{}, 4); err != nil {
 		return nil, err
 	}
 	if err := addStepLabels(p, r.Steps); err != nil {
@@ -78,12 +78,12 @@ func addStepLabels(p *plot.Plot, steps []messages.StepResult) error {
 	return nil
 }
 
-// ratePoints returns the valid and invalid steps as (offered, delivered)
-// points in offered-rate order, and the largest rate on either axis.
+// ratePoints returns the conclusive and inconclusive steps as (offered,
+// delivered) points in offered-rate order, and the largest rate on either axis.
 func ratePoints(r messages.RunReport) (valid, invalid plotter.XYs, top float64) {
 	for _, s := range byRate(r.Steps) {
 		xy := plotter.XY{X: s.TargetRate, Y: s.DeliveredRate}
-		if s.GeneratorSaturated {
+		if isInconclusive(s) {
 			invalid = append(invalid, xy)
 		} else {
 			valid = append(valid, xy)
@@ -116,115 +116,38 @@ func addKneeMark(p *plot.Plot, k *messages.Knee) error {
 		return nil
 	}
 	pts := plotter.XYs{{X: k.Rate, Y: k.DeliveredRate}}
-	if err := addScatter(p, fmt.Sprintf("knee: step %d at %s/s", k.Step, rate(k.Rate)), pts, kneeColor, draw.RingGlyph{}, 7); err != nil {
-		return err
-	}
-	return nil
+	return addScatter(p, kneeLabel(k), pts, kneeColor, draw.RingGlyph{}, 7)
 }
 
-// PlotLatency draws the response-time P99 of each phase against the offered
-// rate on a log scale, with the P99's 95% interval as error bars and the knee
-// as a dashed red vertical line. Saturated-generator steps are left out.
-func PlotLatency(r messages.RunReport) (*plot.Plot, error) {
-	p := newPlot(fmt.Sprintf("run %s: P99 response time per phase", r.Run), "offered rate (commands/s)", "P99 response time (ms, log scale)")
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for i, name := range allPhases(r.Steps) {
-		pts := p99Points(r.Steps, name)
-		if len(pts.XYs) == 0 {
-			continue
-		}
-		for j, xy := range pts.XYs {
-			lo, hi = min(lo, xy.Y-pts.YErrors[j].Low), max(hi, xy.Y+pts.YErrors[j].High)
-		}
-		if err := addPhase(p, name, pts, i); err != nil {
-			return nil, err
-		}
+// verdictSuffix names the run's verdict in a plot title: " (no knee)".
+func verdictSuffix(r messages.RunReport) string {
+	if v := runVerdict(r); v != "" {
+		return " (" + strings.ReplaceAll(v, "_", " ") + ")"
 	}
-	if math.IsInf(lo, 0) {
-		p.Title.Text += " (no latencies yet)"
-		return p, nil
-	}
-	// Room below the lowest point, and a decade above the highest for the legend.
-	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	p.Y.Min, p.Y.Max = lo/1.5, hi*10
-	if err := addInvalidLines(p, r, p.Y.Min, p.Y.Max); err != nil {
-		return nil, err
-	}
-	return p, addKneeLine(p, r.Knee, p.Y.Min, p.Y.Max)
+	return ""
 }
 
-// addInvalidLines draws a grey dotted vertical line at each
-// saturated-generator step, whose latencies are left out.
-func addInvalidLines(p *plot.Plot, r messages.RunReport, lo, hi float64) error {
-	var first *plotter.Line
-	for _, s := range r.Steps {
-		if !s.GeneratorSaturated {
-			continue
-		}
-		l, err := plotter.NewLine(plotter.XYs{{X: s.TargetRate, Y: lo}, {X: s.TargetRate, Y: hi}})
-		if err != nil {
-			return fmt.Errorf("reporter: plot: %w", err)
-		}
-		l.Color, l.Dashes = invalidColor, []vg.Length{vg.Points(1), vg.Points(3)}
-		p.Add(l)
-		first = cmp.Or(first, l)
+// kneeLabel names the knee in a legend, as a range when it is one.
+func kneeLabel(k *messages.Knee) string {
+	if k.Low > 0 {
+		return fmt.Sprintf("knee: between %s and %s/s (step %d)", rate(k.Low), rate(k.Rate), k.Step)
 	}
-	if first != nil {
-		p.Legend.Add("generator saturated ("+stepsWord(r.Invalid)+", left out)", first)
-	}
-	return nil
+	return fmt.Sprintf("knee: step %d at %s/s", k.Step, rate(k.Rate))
 }
 
-// p99s are P99 points with their 95% interval as offsets below and above;
-// a lower offset never reaches zero, which the log scale cannot draw.
-type p99s struct {
-	plotter.XYs
-	plotter.YErrors
-}
-
-func p99Points(steps []messages.StepResult, phase string) p99s {
-	var pts p99s
-	for _, s := range byRate(steps) {
-		ph, ok := s.Phases[phase]
-		if !ok || s.GeneratorSaturated || !(ph.P99 > 0) {
-			continue
+// inconclusiveLabel names the inconclusive steps in a legend, with the codes
+// of their reasons.
+func inconclusiveLabel(steps []messages.StepResult) string {
+	var bad []*messages.StepResult
+	for i := range steps {
+		if isInconclusive(&steps[i]) {
+			bad = append(bad, &steps[i])
 		}
-		low, high := ph.P99-ph.CI.P99[0], ph.CI.P99[1]-ph.P99
-		if !(ph.CI.P99[0] > 0) || low < 0 { // no interval, or one the log scale cannot draw
-			low = 0
-		}
-		pts.XYs = append(pts.XYs, plotter.XY{X: s.TargetRate, Y: ph.P99})
-		pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{low, max(high, 0)})
 	}
-	return pts
-}
-
-func addPhase(p *plot.Plot, name string, pts p99s, i int) error {
-	c := seriesColors[i%len(seriesColors)]
-	if err := addLinePoints(p, name, pts.XYs, c, plotutil.Shape(i)); err != nil {
-		return err
+	if codes := reasonCodes(bad); len(codes) > 0 {
+		return "inconclusive (" + strings.Join(codes, ", ") + ")"
 	}
-	bars, err := plotter.NewYErrorBars(pts)
-	if err != nil {
-		return fmt.Errorf("reporter: plot: %w", err)
-	}
-	bars.Color = c
-	p.Add(bars)
-	return nil
-}
-
-func addKneeLine(p *plot.Plot, k *messages.Knee, lo, hi float64) error {
-	if k == nil {
-		return nil
-	}
-	l, err := plotter.NewLine(plotter.XYs{{X: k.Rate, Y: lo}, {X: k.Rate, Y: hi}})
-	if err != nil {
-		return fmt.Errorf("reporter: plot: %w", err)
-	}
-	l.Color, l.Dashes, l.Width = kneeColor, dashed, vg.Points(1.5)
-	p.Add(l)
-	p.Legend.Add(fmt.Sprintf("knee: step %d at %s/s", k.Step, rate(k.Rate)), l)
-	return nil
+	return "inconclusive"
 }
 
 func newPlot(title, x, y string) *plot.Plot {

@@ -3,28 +3,36 @@ package reporter
 import (
 	"bytes"
 	"errors"
+	"html"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"gonum.org/v1/plot"
 
 	"github.com/imapload/imapload/messages"
 )
 
 func TestWritePlots(t *testing.T) {
 	tests := []struct {
-		name  string
-		steps []messages.StepResult
+		name   string
+		report messages.RunReport
 	}{
-		{name: "golden ramp", steps: goldenSteps()},
-		{name: "no steps"},
-		{name: "steps without latencies", steps: kneeSteps([]st{{step: 1, ratio: 1}, {step: 2, ratio: 0.5}})},
-		{name: "every step saturated", steps: kneeSteps([]st{{step: 1, ratio: 1, saturated: true}})},
+		{name: "golden ramp", report: oldReport()},
+		{name: "no steps", report: emptyReport()},
+		{name: "steps without latencies", report: handReport("plots", kneeSteps([]st{{step: 1, ratio: 1}, {step: 2, ratio: 0.5}}), nil)},
+		{name: "every step saturated", report: handReport("plots", kneeSteps([]st{{step: 1, ratio: 1, saturated: true}}), nil)},
+		{name: "host overloaded", report: hostReport()},
+		{name: "failing", report: failingReport()},
+		{name: "knee range", report: rangeReport()},
+		{name: "open intervals", report: openReport()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			paths, err := WritePlots(dir, Build("plots", tt.steps, 0, fixedNow))
+			paths, err := WritePlots(dir, tt.report)
 			if err != nil {
 				t.Fatalf("WritePlots() error = %v", err)
 			}
@@ -39,6 +47,58 @@ func TestWritePlots(t *testing.T) {
 				checkImage(t, p)
 			}
 		})
+	}
+}
+
+// TestPlotLegends reads the legends off the SVGs: inconclusive steps named
+// with their reasons, the knee as a range, open P99s set apart.
+func TestPlotLegends(t *testing.T) {
+	tests := []struct {
+		name   string
+		plot   func(messages.RunReport) (*plot.Plot, error)
+		report messages.RunReport
+		want   []string
+	}{
+		{name: "throughput, host overloaded", plot: PlotThroughput, report: hostReport(), want: []string{"inconclusive (host_overloaded)", "run host (inconclusive)"}},
+		{name: "throughput, old saturated step", plot: PlotThroughput, report: oldReport(), want: []string{"inconclusive (generator_saturated)", "knee: step 4 at 2000/s"}},
+		{name: "latency, knee range", plot: PlotLatency, report: rangeReport(),
+			want: []string{"inconclusive (generator_stalled, rate_mismatch)", "knee: between 1000 and 2000/s (step 4)"}},
+		{name: "latency, open intervals", plot: PlotLatency, report: openReport(), want: []string{openLabel, "run open (no knee)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := tt.plot(tt.report)
+			if err != nil {
+				t.Fatalf("plot(%s) error = %v", tt.report.Run, err)
+			}
+			var buf bytes.Buffer
+			if err := renderPlot(&buf, p, "svg"); err != nil {
+				t.Fatalf("renderPlot() error = %v", err)
+			}
+			for _, w := range tt.want {
+				if !bytes.Contains(buf.Bytes(), []byte(html.EscapeString(w))) {
+					t.Errorf("plot(%s) SVG lacks legend %q", tt.report.Run, w)
+				}
+			}
+		})
+	}
+}
+
+// TestP99Points: an open P99 is drawn apart, without error bars, and the
+// plot's range stays finite.
+func TestP99Points(t *testing.T) {
+	steps := openReport().Steps
+	fetch, login := p99Points(steps, "fetch"), p99Points(steps, "login")
+	if len(fetch.all) != 2 || len(fetch.open) != 2 || len(fetch.closed.XYs) != 0 {
+		t.Errorf("p99Points(fetch) = %d points, %d open, %d closed, want 2, 2, 0", len(fetch.all), len(fetch.open), len(fetch.closed.XYs))
+	}
+	if len(login.open) != 1 || len(login.closed.XYs) != 1 {
+		t.Errorf("p99Points(login) = %d open, %d closed, want 1 and 1", len(login.open), len(login.closed.XYs))
+	}
+	for _, pts := range []p99s{fetch, login} {
+		if lo, hi := pts.extent(); math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(lo > 0) {
+			t.Errorf("p99s.extent() = %v, %v, want finite and positive", lo, hi)
+		}
 	}
 }
 
@@ -62,7 +122,7 @@ func checkImage(t *testing.T, path string) {
 
 func TestWriteFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out", "golden")
-	paths, err := WriteFiles(dir, Build("golden", goldenSteps(), 0, fixedNow))
+	paths, err := WriteFiles(dir, oldReport())
 	if err != nil {
 		t.Fatalf("WriteFiles() error = %v", err)
 	}
@@ -93,7 +153,7 @@ func TestWriteFilesError(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := WriteFiles(filepath.Join(file, "sub"), Build("r", nil, 0, fixedNow))
+	_, err := WriteFiles(filepath.Join(file, "sub"), emptyReport())
 	if !errors.Is(err, ErrWrite) {
 		t.Errorf("WriteFiles(under a file) error = %v, want ErrWrite", err)
 	}

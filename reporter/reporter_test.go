@@ -89,7 +89,7 @@ func TestReporterPublishesKnee(t *testing.T) {
 		t.Errorf("Report(r1) = knee %+v, %v, want step 4", got.Knee, ok)
 	}
 	checkFiles(t, dir, 4)
-	if !strings.Contains(out.String(), "knee:      step 4 at 4000/s offered") {
+	if !strings.Contains(out.String(), "knee:      between 3000 and 4000/s: step 3 was inconclusive; step 4 at 4000/s offered") {
 		t.Errorf("Out lacks the knee line; got:\n%s", out.String())
 	}
 	checkUpdates(t, r, 4)
