@@ -4,20 +4,25 @@
 //
 // # The knee
 //
-// [FindKnee] considers steps in ascending offered (target) rate, then step
-// number. A step whose generator was saturated (StepResult.GeneratorSaturated)
-// measured the load generator, not the server: it is listed as invalid,
-// skipped, and never declared the knee. The knee is the first valid step whose
-// delivered/target ratio is below the threshold ([DefaultThreshold], 0.9; a
-// ratio exactly at the threshold holds). The last held step is the last valid
-// step before the knee at or above the threshold. A later step that holds
-// again does not move the knee: it is the first dip, and a finding says the
-// series was not monotone.
+// The rules live in package verdict. [Build] judges every step at the
+// report's threshold ([DefaultThreshold], 0.9): held, below, or inconclusive
+// with reasons (failing, incomplete, rate_mismatch, generator_saturated,
+// host_overloaded, generator_stalled). [FindKnee] considers steps in
+// ascending offered (target) rate, then step number; inconclusive steps are
+// listed as invalid and are never the knee nor the last held step. The knee
+// is the first valid step below the threshold (a ratio exactly at it holds),
+// given as a range when inconclusive steps lie between the last held step
+// and it. A later step that holds again does not move the knee: it is the
+// first dip, and a finding says the series was not monotone. The run's
+// verdict (knee, no_knee, inconclusive, failing) and its reasons come from
+// verdict.Conclude.
 //
 // # Pure core
 //
 // [Build] makes a messages.RunReport from step results (sorted steps, knee,
-// last held, invalid steps and plain-language findings: bimodal phases,
+// last held, invalid steps, the run's verdict and plain-language findings,
+// which describe before they explain and never rest on an inconclusive step:
+// bimodal phases,
 // producers departing from the pool, the error of averaging per-producer
 // P99s, saturated or incomplete steps, the top errors at the knee). The
 // renderers are func(io.Writer, messages.RunReport) error: [RenderTable] (a
@@ -39,9 +44,13 @@
 // report of every run that changed and publishes it as JSON (kind
 // "run_report") on the same subject, with the JetStream message id
 // "report-<run>-<n>", n being the stream sequence of the newest step result it
-// includes. A restarted reporter rebuilds every report but publishes none whose
-// results are already covered by a run report on the stream (and the stream
-// would deduplicate the same id within its duplicate window anyway). A report larger than the connection's max payload is published
+// includes, also carried in the header [CoversHeader]. It publishes a run's
+// report whenever its newest result is beyond the highest sequence any run
+// report on the stream covers, whatever order reports and results were stored
+// in, so the latest report always goes out; a restarted reporter publishes
+// none whose results are already covered (and the stream would deduplicate
+// the same id within its duplicate window anyway). A report larger than the
+// connection's max payload is published
 // without per-producer breakdowns, or without steps; the files always hold
 // everything.
 package reporter
