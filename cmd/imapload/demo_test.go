@@ -6,14 +6,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/verdict"
 	"go.uber.org/goleak"
 )
 
@@ -68,11 +71,27 @@ func demoInProcess(t *testing.T, args []string, findings bool) {
 	t.Cleanup(func() { cancel(); <-done }) // a failed wait below must not leave the demo running
 	awaitStore(t, tmp, done)
 	<-done
-	if err != nil {
-		t.Fatalf("imapload demo = %v\nstdout:\n%s\nstderr:\n%s", err, out, tail(errOut, 30))
-	}
+	demoExit(t, err, "stdout:\n"+out+"\nstderr:\n"+tail(errOut, 30))
 	goleak.VerifyNone(t, ignore)
 	checkDemo(t, out, dir, tmp, findings)
+}
+
+// TestDemoBusyHost is the other half of the acceptance: on a machine made busy
+// on purpose (a CPU-bound process per core and one more, for the whole run)
+// the demo either still finds the knee within one step of the capacity, or
+// says it could not measure and why (exit 4); never a wrong knee.
+func TestDemoBusyHost(t *testing.T) {
+	if binErr != nil {
+		t.Fatalf("imapload binary: %v", binErr)
+	}
+	for range runtime.NumCPU() + 1 {
+		hog := exec.Command("sh", "-c", "while :; do :; done")
+		if err := hog.Start(); err != nil {
+			t.Fatalf("start a CPU hog: %v", err)
+		}
+		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
+	}
+	demoBinary(t)
 }
 
 // demoBinary runs the demo as a process of the race-free binary.
@@ -85,8 +104,8 @@ func demoBinary(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("imapload demo still running after 2 minutes")
 	}
-	if p.waitErr != nil {
-		t.Fatalf("imapload demo: %v\nstderr:\n%s", p.waitErr, tail(p.stderr.String(), 30))
+	if code := p.code(); code != verdict.ExitOK && code != verdict.ExitInconclusive {
+		t.Fatalf("imapload demo: %v (exit %d), want exit 0 or 4\nstderr:\n%s", p.waitErr, code, tail(p.stderr.String(), 30))
 	}
 	checkDemo(t, p.stdout.String(), dir, tmp, true)
 }
@@ -123,19 +142,22 @@ func checkDemo(t *testing.T, out, dir, tmp string, findings bool) {
 	checkPhysics(t, report, capacity)
 	checkProgress(t, out, report)
 	checkReportFiles(t, dir)
-	for _, want := range []string{"knee:", "capacity: the server was set to", "login cost:", "slow backend:"} {
+	for _, want := range []string{"capacity: the server was set to", "login cost:", "slow backend:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q", want)
 		}
 	}
-	if !findings {
-		return
+	if findings {
+		checkFindings(t, report, capacity)
 	}
-	if why := checkFindings(t, report, capacity); why != "" {
-		t.Skipf("the demo ran, but its findings were not judged: %s", why)
-	}
-	if !t.Failed() && report.Knee != nil {
-		t.Logf("demo findings judged and held: knee at %.0f/s within one step of the capacity %.0f/s, bimodal login, slow backend understated by averaging per-producer P99s", report.Knee.Rate, capacity)
+}
+
+// demoExit checks the demo's exit: 0 with a knee, 4 (inconclusive) when it
+// could not measure the server; anything else fails.
+func demoExit(t *testing.T, err error, report string) {
+	t.Helper()
+	if code := exitCode(err); code != verdict.ExitOK && code != verdict.ExitInconclusive {
+		t.Fatalf("imapload demo = %v (exit %d), want exit 0 or 4\n%s", err, code, report)
 	}
 }
 

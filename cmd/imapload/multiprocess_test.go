@@ -55,47 +55,30 @@ func TestMultiProcess(t *testing.T) {
 		t.Errorf("%d published batches did not decode", n)
 	}
 	checkPhysics(t, report, mpCapacity)
-	why := checkMPKnee(t, report)
+	checkMPKnee(t, report)
 	waitFor(t, 20*time.Second, "report.json to match the last run report", func() bool {
 		r, err := tryReadReport(filepath.Join(dir, "report.json"))
 		return err == nil && len(r.Steps) == len(report.Steps) && (r.Knee == nil) == (report.Knee == nil) &&
 			(r.Knee == nil || r.Knee.Step == report.Knee.Step)
 	})
 	shutDown(t, env, run, len(report.Steps)+1, batches, roles, []*proc{imapP, natsP})
-	if why != "" {
-		t.Skipf("the fleet ran, but the knee was not judged: %s", why)
-	}
 }
 
-// checkMPKnee checks that the run report names a knee at 800/s or more, and
-// returns "" or why it could not be judged: a step is never the knee when
-// its producers missed their own schedule (a loaded machine), so a missing
-// knee is logged, not judged, when every step below the threshold was
-// generator-saturated.
-func checkMPKnee(t *testing.T, r messages.RunReport) string {
+// checkMPKnee checks that the run report names a knee at 800/s or more or,
+// when its producers could not keep their schedule (a loaded machine), says
+// that it could not measure the server and why: never a wrong knee.
+func checkMPKnee(t *testing.T, r messages.RunReport) {
 	t.Helper()
-	if k := r.Knee; k != nil {
-		if k.Rate < mpRates[1] {
-			t.Errorf("run report knee at %v/s, want %v/s or more (capacity %v/s); steps %s", k.Rate, mpRates[1], mpCapacity, stepRatios(r))
-		}
+	switch k := r.Knee; {
+	case r.Verdict == messages.RunInconclusive:
+		checkCouldNotMeasure(t, r)
+	case r.Verdict != messages.RunKnee || k == nil:
+		t.Errorf("run report verdict %q, knee %+v; want a knee or inconclusive; steps %s", r.Verdict, k, stepRatios(r))
+	case k.Rate < mpRates[1]:
+		t.Errorf("run report knee at %v/s, want %v/s or more (capacity %v/s); steps %s", k.Rate, mpRates[1], mpCapacity, stepRatios(r))
+	default:
 		t.Logf("knee: step %d at %v/s offered, %.0f/s delivered", k.Step, k.Rate, k.DeliveredRate)
-		return ""
 	}
-	var below []int
-	for _, st := range r.Steps {
-		if st.Ratio < r.Threshold {
-			below = append(below, st.Step)
-			if !st.GeneratorSaturated {
-				t.Fatalf("run report names no knee, but step %d fell below the threshold with its generators on time; steps %s", st.Step, stepRatios(r))
-			}
-		}
-	}
-	if len(below) == 0 {
-		t.Fatalf("run report names no knee and no step fell below the threshold; steps %s", stepRatios(r))
-	}
-	why := fmt.Sprintf("the generators missed their schedule at steps %v, every step below the threshold", below)
-	t.Logf("no knee named: %s; steps %s", why, stepRatios(r))
-	return why
 }
 
 // rampBySteps sends mpRates one `imapload step` at a time until the run

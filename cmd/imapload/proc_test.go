@@ -140,3 +140,15 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// code is the exit code of a process that has exited (-1 if it was killed).
+func (p *proc) code() int {
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		return ee.ExitCode()
+	}
+	if p.waitErr != nil {
+		return -1
+	}
+	return 0
+}
