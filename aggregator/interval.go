@@ -2,221 +2,249 @@ package aggregator
 
 import (
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/imapload/imapload/messages"
 )
 
-// roundingMicros is how far a reservoir value may be from the latency it
-// stands for: the recorder rounds to the nearest microsecond, the sketch
-// does not.
-const roundingMicros = 1.0
-
-// span is the smallest and the largest latency observed in a phase, µs:
-// every percentile lies between them.
-type span struct{ min, max float64 }
-
-// intervals are the z-level intervals of the four percentiles, ms. all is
-// the range of every latency, which the sample may not reach.
-func (w *weighted) intervals(z float64, all span) messages.Intervals {
-	if w.empty() {
-		return messages.Intervals{}
-	}
-	return messages.Intervals{
-		P50: w.interval(quantiles[0], z, all), P90: w.interval(quantiles[1], z, all),
-		P99: w.interval(quantiles[2], z, all), P999: w.interval(quantiles[3], z, all),
-	}
-}
-
-// interval is the z-level interval of the q-quantile (see doc.go). When every
-// reservoir kept every value, the sample is the population and the interval
-// is the exact order statistic. Otherwise it runs between the sample order
-// statistics that bound it (orderBounds); a bound that falls on the sample's
-// largest value is open, since the population may go on beyond it, and is
-// replaced by the largest latency observed (likewise at the bottom). Either
-// way it is then widened by the sketch's accuracy and the reservoir's
-// rounding, so that it holds the percentile as the sketch reports it.
-func (w *weighted) interval(q, z float64, all span) messages.Interval {
-	j := w.rank(q)
-	x := float64(w.micros(j))
-	if !w.sampled {
-		return widen(x, x)
-	}
-	lo, hi := w.orderBounds(q, z, j)
-	a, b := float64(w.micros(lo)), float64(w.micros(hi))
-	if lo == 0 {
-		a = min(a, all.min)
-	}
-	if hi == len(w.keys)-1 {
-		b = max(b, all.max)
-	}
-	return widen(a, b)
-}
-
-// orderBounds returns the indices of the sample order statistics that bound
-// the q-quantile, whose estimate is at j: the Wilson score interval of the
-// CDF at the quantile for the strata's effective sample size, read back as
-// ranks. It is never narrower than the order statistics on either side of
-// j, and runs to the sample's maximum when the sample expects fewer than one
-// value above the quantile.
-func (w *weighted) orderBounds(q, z float64, j int) (lo, hi int) {
-	last := len(w.keys) - 1
-	n := w.effectiveSize(q, j)
-	pLo, pHi := wilson(q, n, z)
-	lo, hi = 0, last
-	if pLo > 0 {
-		lo = w.rank(pLo)
-	}
-	if pHi < 1 && n*(1-q) >= 1 {
-		hi = w.rank(pHi)
-	}
-	return min(lo, max(j-1, 0)), max(hi, min(j+1, last))
-}
-
-// wilson is the Wilson score interval with continuity correction (Newcombe
-// 1998, method 4) of a proportion p observed in a sample of n (+Inf: no
-// sampling error). The correction keeps the coverage near the nominal level
-// in the tails of small samples, where the plain score interval falls short.
-func wilson(p, n, z float64) (lo, hi float64) {
-	if math.IsInf(n, 1) {
-		return p, p
-	}
-	z2 := z * z
-	d := 2 * (n + z2)
-	lo = (2*n*p + z2 - 1 - z*math.Sqrt(max(0, z2-2-1/n+4*p*(n*(1-p)+1)))) / d
-	hi = (2*n*p + z2 + 1 + z*math.Sqrt(max(0, z2+2-1/n+4*p*(n*(1-p)-1)))) / d
-	return lo, hi
-}
-
-// effectiveSize is the size of the simple random sample that would know the
-// pooled CDF near the q-quantile, estimated by the value at j, as well as
-// these strata do (Korn and Graubard's effective sample size): P(1−P)/V,
-// with P the pooled empirical CDF and V Woodruff's stratified variance of
-// it. It is read at the value at j and at the next lower value, where the
-// CDF's step starts, and the smaller is kept: at the largest value of every
-// stratum V is 0. +Inf when neither point has a variance.
+// The percentiles' intervals are about the server's latency distribution,
+// which another run of the same step would sample anew, not about the
+// values this step happened to record (the merged sketch already holds
+// those within its accuracy). They are distribution-free order-statistic
+// intervals over the N commands the percentiles are over (see demand).
+// Of N values, the number B that fall at or below the distribution's
+// q-quantile is Binomial(N, q), so [x₍ₗ₎, x₍ᵤ₎], the l-th and u-th smallest,
+// holds that quantile with probability P(l ≤ B < u), whatever the
+// distribution. The ranks are picked from the binomial; the values are read
+// off the merged response sketch (rankReader), and are not widened by its
+// accuracy. Ranks among the commands never sent stand for unbounded
+// latencies.
 //
-// Far in a tail, V rests on the few strata that hold a value beyond the
-// point and comes out too small. So where fewer than tailValues sampled
-// values are expected beyond the quantile, the size is at most the one the
-// weights alone allow (kish), which forgoes the gain of stratifying.
-func (w *weighted) effectiveSize(q float64, j int) float64 {
-	x := w.micros(j)
-	first := sort.Search(j, func(i int) bool { return w.micros(i) >= x })
-	below := x
-	if first > 0 {
-		below = w.micros(first - 1)
-	}
-	pa, va, pb, vb := w.spread(below, x)
-	n := min(kornGraubard(pa, va), kornGraubard(pb, vb))
-	if k := w.kish(); k*min(q, 1-q) < tailValues {
-		n = min(n, k)
-	}
-	return n
-}
+// A two-sided interval needs 1 − qᴺ − (1−q)ᴺ ≥ the confidence: at 95%, for
+// P50 N ≥ 6, P90 N ≥ 29, P99 N ≥ 299, P99.9 N ≥ 2995. Below that, the
+// percentile is named in TooFew and only a one-sided lower bound is given,
+// with an open (+Inf) upper end: a narrow interval there would be a guess.
 
-// tailValues is how many sampled values beyond a quantile Woodruff's
-// variance needs before it is trusted on its own (see effectiveSize).
-const tailValues = 10
+// exactSigma is the standard deviation of B up to which the ranks come from
+// the binomial itself (at most about 18·exactSigma terms); beyond it, from
+// its normal approximation (normalRanks), which is then within a rank of it.
+const exactSigma = 1024
 
-// kish is the effective sample size of the weights alone, with the
-// finite-population correction: 1 / Σᵢ (nᵢ/N)²/kᵢ · (nᵢ−kᵢ)/(nᵢ−1).
-func (w *weighted) kish() float64 {
-	s := 0.0
-	for i, n := range w.n {
-		k := w.k[i]
-		if n > k && n > 1 {
-			sh := n / w.total
-			s += sh * sh / k * (n - k) / (n - 1)
+// negligible is the share of the binomial's largest term below which its
+// terms are left out: together they hold less than 1e-15 of its mass.
+const negligible = 1e-18
+
+// percentileIntervals are the conf-level intervals of the four percentiles,
+// ms, and the names of those too few values allow no two-sided one for.
+// With no value at all, there is no interval (zeros).
+func percentileIntervals(x orderStats, conf float64) (messages.Intervals, []string) {
+	if x.n == 0 {
+		return messages.Intervals{}, nil
+	}
+	var iv [4]messages.Interval
+	var tooFew []string
+	for i, q := range quantiles {
+		var twoSided bool
+		if iv[i], twoSided = x.interval(q, conf); !twoSided {
+			tooFew = append(tooFew, percentileNames[i])
 		}
 	}
-	if s == 0 {
+	return messages.Intervals{P50: iv[0], P90: iv[1], P99: iv[2], P999: iv[3]}, tooFew
+}
+
+// orderStats are the n commands' response times in order: the served ones
+// (read off the merged sketch), then the never sent, unbounded ones.
+type orderStats struct {
+	r         *rankReader
+	n, served int64
+	max       float64 // the largest served response time, ms
+}
+
+// interval is the conf-level interval of the q-quantile, ms, and whether it
+// is two-sided.
+func (o orderStats) interval(q, conf float64) (messages.Interval, bool) {
+	l, u, twoSided := rankInterval(o.n, q, conf)
+	return messages.Interval{o.lower(l), o.upper(u)}, twoSided
+}
+
+// lower is the k-th smallest as a lower bound, ms: 0 when k < 1 (no bound);
+// for a rank among the never sent, the largest served response time, which
+// an unbounded one exceeds.
+func (o orderStats) lower(k int64) float64 {
+	switch {
+	case k < 1:
+		return 0
+	case k > o.served:
+		return o.max
+	}
+	return o.read(k)
+}
+
+// upper is the k-th smallest as an upper bound, ms: +Inf (open) beyond the
+// served ones.
+func (o orderStats) upper(k int64) float64 {
+	if k > o.served {
 		return math.Inf(1)
 	}
-	return 1 / s
+	return o.read(k)
 }
 
-func kornGraubard(p, v float64) float64 {
-	if !(v > 0) || !(p > 0) || !(p < 1) {
-		return math.Inf(1)
+// read is the k-th smallest served response time, ms, never beyond the
+// largest reported.
+func (o orderStats) read(k int64) float64 { return min(o.r.at(float64(k))/1000, o.max) }
+
+// rankInterval returns the ranks (1-based) of the order statistics that
+// bound the q-quantile of n values with probability conf. With B ~
+// Binomial(n, q), P(l ≤ B < u) ≥ conf with 1 ≤ l < u ≤ n, u − l as small as
+// possible and, among such, P(B < l) and P(B ≥ u) as equal as possible.
+// When no such ranks exist (1 − qⁿ − (1−q)ⁿ < conf), twoSided is false, u is
+// n+1 (open) and l the largest rank with P(B ≥ l) ≥ conf, 0 if none.
+func rankInterval(n int64, q, conf float64) (l, u int64, twoSided bool) {
+	nf := float64(n)
+	if -math.Expm1(nf*math.Log(q))-math.Exp(nf*math.Log1p(-q)) < conf {
+		return newBinomial(n, q).lowerRank(conf), n + 1, false
 	}
-	return p * (1 - p) / v
+	if nf*q*(1-q) > exactSigma*exactSigma {
+		l, u = normalRanks(n, q, conf)
+	} else {
+		l, u = newBinomial(n, q).shortest(conf)
+	}
+	return l, u, true
 }
 
-// spread returns the pooled empirical CDF and the variance of its estimate at
-// a and at b ≥ a (µs). The variance is Woodruff's:
-//
-//	V = Σᵢ (nᵢ/N)² · Fᵢ(1−Fᵢ)/kᵢ · (nᵢ−kᵢ)/(nᵢ−1),
-//
-// Fᵢ stratum i's empirical CDF; the last factor is the finite-population
-// correction (a reservoir that kept every value adds no uncertainty). Only
-// strata with values above a point contribute (elsewhere Fᵢ = 1), so it walks
-// the sample's tail: short for the high percentiles that matter most.
-func (w *weighted) spread(a, b uint32) (pa, va, pb, vb float64) {
-	start := w.countAtMost(a)
-	m := len(w.n)
-	w.touched = w.touched[:0]
-	for _, key := range w.keys[start:] {
-		i := int32(uint32(key))
-		if w.above[i] == 0 {
-			w.touched = append(w.touched, i)
+// normalRanks are the equal-tailed ranks from B's normal approximation with
+// continuity correction, one rank wider on either side: that covers the
+// skewness the approximation ignores, which moves the exact ranks by about
+// half a rank.
+func normalRanks(n int64, q, conf float64) (l, u int64) {
+	z := math.Sqrt2 * math.Erfinv(conf)
+	mu, sd := float64(n)*q, math.Sqrt(float64(n)*q*(1-q))
+	l = int64(math.Floor(mu-z*sd+0.5)) - 1
+	u = int64(math.Ceil(mu+z*sd+0.5)) + 1
+	return max(l, 1), min(u, n)
+}
+
+// binomial is Binomial(n, q) around its mode: pmf[i] = P(B = lo+i) and
+// cum[i] = P(B ≤ lo+i). It needs no factorials, so it is exact for any n:
+// the terms are grown outwards from the mode's by the ratio of neighbours,
+// until they become negligible, then normalised.
+type binomial struct {
+	n, lo, mode int64
+	pmf, cum    []float64
+}
+
+func newBinomial(n int64, q float64) binomial {
+	mode := min(n, int64(float64(n+1)*q))
+	odds := q / (1 - q)
+	terms := min(18*math.Sqrt(float64(n)*q*(1-q))+16, float64(n)+1) // about those within 9σ of the mode
+	// Downwards, P(B = k−1) / P(B = k); upwards, P(B = k+1) / P(B = k).
+	pmf := binomialTail(make([]float64, 0, int(terms)), mode, -1, func(k int64) float64 {
+		if k <= 0 {
+			return 0
 		}
-		w.above[i]++
-		if uint32(key>>32) > b {
-			w.above[m+int(i)]++
+		return float64(k) / float64(n-k+1) / odds
+	})
+	slices.Reverse(pmf)
+	b := binomial{n: n, lo: mode - int64(len(pmf)), mode: mode}
+	b.pmf = binomialTail(append(pmf, 1), mode, 1, func(k int64) float64 {
+		if k >= n {
+			return 0
 		}
-	}
-	for _, i := range w.touched {
-		va += w.stratumVariance(int(i), w.above[i])
-		vb += w.stratumVariance(int(i), w.above[m+int(i)])
-		w.above[i], w.above[m+int(i)] = 0, 0
-	}
-	return w.cdf(start), va, w.cdf(w.countAtMost(b)), vb
+		return float64(n-k) / float64(k+1) * odds
+	})
+	b.normalise()
+	return b
 }
 
-// stratumVariance is stratum i's term of V when above of its values lie
-// above the point.
-func (w *weighted) stratumVariance(i int, above int32) float64 {
-	n, k := w.n[i], w.k[i]
-	if n <= k || n <= 1 {
-		return 0 // the reservoir holds every value: no sampling error
+// normalise scales the terms to sum to 1 and accumulates them into cum.
+func (b *binomial) normalise() {
+	b.cum = make([]float64, len(b.pmf))
+	sum := 0.0
+	for i, p := range b.pmf {
+		sum += p
+		b.cum[i] = sum
 	}
-	f := 1 - float64(above)/k
-	share := n / w.total
-	return share * share * f * (1 - f) / k * (n - k) / (n - 1)
+	for i := range b.pmf {
+		b.pmf[i] /= sum
+		b.cum[i] /= sum
+	}
 }
 
-// countAtMost is the number of sample values ≤ x µs.
-func (w *weighted) countAtMost(x uint32) int {
-	return sort.Search(len(w.keys), func(j int) bool { return w.micros(j) > x })
+// binomialTail appends to terms those after the mode's (1) in one direction
+// (step ±1), relative to it, while they are not negligible: each is the
+// previous one times ratio(k), k the previous one's value of B.
+func binomialTail(terms []float64, mode, step int64, ratio func(k int64) float64) []float64 {
+	for k, v := mode, 1.0; ; k += step {
+		if v *= ratio(k); !(v >= negligible) {
+			return terms
+		}
+		terms = append(terms, v)
+	}
 }
 
-// cdf is the pooled weight of the first c sample values over the total.
-func (w *weighted) cdf(c int) float64 {
-	if c == 0 {
+// below is P(B < lo+i).
+func (b binomial) below(i int) float64 {
+	if i <= 0 {
 		return 0
 	}
-	return min(w.cum[c-1]/w.total, 1)
+	return b.cum[i-1]
 }
 
-// widen turns sample values (µs) into an interval (ms) that also holds the
-// sketch's reading of them: ±SketchAccuracy, and ±1 µs of rounding.
-func widen(lo, hi float64) messages.Interval {
-	a := messages.SketchAccuracy
-	return messages.Interval{max(0, lo*(1-a)-roundingMicros) / 1000, (hi*(1+a) + roundingMicros) / 1000}
+// mass is P(lo+i ≤ B ≤ lo+j).
+func (b binomial) mass(i, j int) float64 { return b.cum[j] - b.below(i) }
+
+// index is the index of B = k, clamped to the terms kept.
+func (b binomial) index(k int64) int {
+	return int(min(max(k-b.lo, 0), int64(len(b.pmf)-1)))
 }
 
-// disagreements names the percentiles whose sketch value lies outside their
-// interval, which already allows for the sketch's accuracy and rounding.
-func disagreements(sk messages.Percentiles, ci messages.Intervals) []string {
-	var out []string
-	for i, pair := range [4]struct {
-		v  float64
-		iv messages.Interval
-	}{{sk.P50, ci.P50}, {sk.P90, ci.P90}, {sk.P99, ci.P99}, {sk.P999, ci.P999}} {
-		if pair.v < pair.iv[0] || pair.v > pair.iv[1] {
-			out = append(out, percentileNames[i])
+// shortest returns the ranks l, u of the shortest run l ≤ B < u within
+// [1, n−1] holding at least conf, made central. It grows the run from the
+// mode, taking the larger neighbour each time: B is unimodal, so that run
+// holds the most mass of any of its length.
+func (b binomial) shortest(conf float64) (l, u int64) {
+	first, last := b.index(1), b.index(b.n-1)
+	i := min(max(b.index(b.mode), first), last)
+	j, m := i, b.pmf[i]
+	for m < conf && (i > first || j < last) {
+		if j == last || i > first && b.pmf[i-1] >= b.pmf[j+1] {
+			i--
+			m += b.pmf[i]
+		} else {
+			j++
+			m += b.pmf[j]
 		}
 	}
-	return out
+	i, j = b.central(i, j, first, last, conf)
+	return b.lo + int64(i), b.lo + int64(j) + 1
+}
+
+// central slides the run [i, j] (values of B, by index) to where, among the
+// positions at which a run of its length still holds conf, the two tails
+// P(B < l) and P(B ≥ u) are the closest. Those positions are contiguous
+// (B is unimodal), so it walks out from [i, j] both ways.
+func (b binomial) central(i, j, first, last int, conf float64) (int, int) {
+	imbalance := func(d int) float64 { return math.Abs(b.below(i+d) - (1 - b.cum[j+d])) }
+	best := 0
+	for _, dir := range [2]int{-1, 1} {
+		for d := dir; i+d >= first && j+d <= last && b.mass(i+d, j+d) >= conf; d += dir {
+			if imbalance(d) < imbalance(best) {
+				best = d
+			}
+		}
+	}
+	return i + best, j + best
+}
+
+// lowerRank is the largest l with P(B ≥ l) ≥ conf, 0 when even P(B ≥ 1)
+// falls short: the one-sided lower bound.
+func (b binomial) lowerRank(conf float64) int64 {
+	l := int64(0)
+	for i := range b.pmf {
+		if 1-b.below(i) < conf {
+			break
+		}
+		l = b.lo + int64(i)
+	}
+	return l
 }

@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -54,19 +53,6 @@ func demoTail() []float64 {
 	return vs
 }
 
-// exactRank is the order statistic DDSketch reads for q among every value,
-// rounded to whole µs as the reservoirs are, in ms.
-func exactRank(values [][]float64, q float64) float64 {
-	var all []float64
-	for _, vs := range values {
-		for _, v := range vs {
-			all = append(all, math.Round(v))
-		}
-	}
-	slices.Sort(all)
-	return all[int(q*float64(len(all)-1))] / 1000
-}
-
 func split(vs []float64, parts int) [][]float64 {
 	var out [][]float64
 	for i := range parts {
@@ -75,261 +61,239 @@ func split(vs []float64, parts int) [][]float64 {
 	return out
 }
 
-// TestCompleteReservoirs: when every reservoir kept every latency, the sample
-// is the population. Its percentiles are the sketch's order statistics, the
-// intervals hold the sketch's values, and nothing disagrees.
-func TestCompleteReservoirs(t *testing.T) {
+// binomialPMF is P(B = k) for k = 0..n, B ~ Binomial(n, q), from log-gamma:
+// another way than the one under test.
+func binomialPMF(n int64, q float64) []float64 {
+	p := make([]float64, n+1)
+	lgN, _ := math.Lgamma(float64(n + 1))
+	for k := range n + 1 {
+		lgK, _ := math.Lgamma(float64(k + 1))
+		lgR, _ := math.Lgamma(float64(n - k + 1))
+		p[k] = math.Exp(lgN - lgK - lgR + float64(k)*math.Log(q) + float64(n-k)*math.Log1p(-q))
+	}
+	return p
+}
+
+// rankMass is P(l ≤ B < u) and its two tails, P(B < l) and P(B ≥ u), from
+// cum[k] = P(B < k).
+func rankMass(cum []float64, l, u int64) (mass, below, above float64) {
+	n := int64(len(cum)) - 1
+	below, upTo := cum[min(max(l, 0), n)], cum[min(max(u, 0), n)]
+	return upTo - below, below, 1 - upTo
+}
+
+// binomialCum is P(B < k) for k = 0..n+1.
+func binomialCum(n int64, q float64) []float64 {
+	cum := []float64{0}
+	for _, p := range binomialPMF(n, q) {
+		cum = append(cum, cum[len(cum)-1]+p)
+	}
+	return cum
+}
+
+// TestRankIntervalBruteForce compares the ranks with every pair 1 ≤ l < u ≤ n:
+// none shorter holds 95%, none as short is more central.
+func TestRankIntervalBruteForce(t *testing.T) {
+	for _, q := range quantiles {
+		for _, n := range []int64{6, 29, 30, 50, 100, 299, 300, 1000, 2995, 3000} {
+			l, u, twoSided := rankInterval(n, q, 0.95)
+			if !twoSided {
+				continue // TestTooFew
+			}
+			cum := binomialCum(n, q)
+			mass, below, above := rankMass(cum, l, u)
+			if l < 1 || u > n || mass < 0.95 {
+				t.Errorf("rankInterval(%d, %v) = %d, %d: P(l ≤ B < u) = %.4f; want 1 ≤ l < u ≤ n and ≥ 0.95", n, q, l, u, mass)
+			}
+			for a := int64(1); a < n; a++ {
+				for b := a + 1; b <= min(n, a+u-l); b++ {
+					m, lo, hi := rankMass(cum, a, b)
+					if m >= 0.95 && (b-a < u-l || math.Abs(lo-hi) < math.Abs(below-above)-1e-12) {
+						t.Errorf("rankInterval(%d, %v) = %d, %d (mass %.4f, tails %.4f/%.4f); %d, %d is shorter or more central (mass %.4f, tails %.4f/%.4f)",
+							n, q, l, u, mass, below, above, a, b, m, lo, hi)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTooFew: below the counts where 1 − qⁿ − (1−q)ⁿ reaches 95%, no
+// two-sided interval; the lower rank is the largest with P(B ≥ l) ≥ 95%.
+func TestTooFew(t *testing.T) {
+	tests := []struct {
+		name     string
+		q        float64
+		n        int64
+		twoSided bool
+		l        int64 // when one-sided
+	}{
+		{name: "p50 of 5", q: 0.5, n: 5, l: 1},
+		{name: "p50 of 6", q: 0.5, n: 6, twoSided: true},
+		{name: "p50 of 1", q: 0.5, n: 1, l: 0},
+		{name: "p90 of 28", q: 0.9, n: 28, l: 22},
+		{name: "p90 of 29", q: 0.9, n: 29, twoSided: true},
+		{name: "p99 of 33 logins", q: 0.99, n: 33, l: 32},
+		{name: "p99 of 298", q: 0.99, n: 298, l: 292},
+		{name: "p99 of 299", q: 0.99, n: 299, twoSided: true},
+		{name: "p999 of 30: above the largest", q: 0.999, n: 30, l: 30},
+		{name: "p999 of 2994", q: 0.999, n: 2994, l: 2988},
+		{name: "p999 of 2995", q: 0.999, n: 2995, twoSided: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, u, twoSided := rankInterval(tt.n, tt.q, 0.95)
+			if twoSided != tt.twoSided || !twoSided && (l != tt.l || u != tt.n+1) {
+				t.Fatalf("rankInterval(%d, %v) = %d, %d, %v; want two-sided %v (one-sided: %d, %d)", tt.n, tt.q, l, u, twoSided, tt.twoSided, tt.l, tt.n+1)
+			}
+			if twoSided {
+				return
+			}
+			cum := binomialCum(tt.n, tt.q)
+			if _, below, _ := rankMass(cum, l, u); 1-below < 0.95 {
+				t.Errorf("rankInterval(%d, %v) lower rank %d: P(B ≥ l) = %.4f, want ≥ 0.95", tt.n, tt.q, l, 1-below)
+			}
+			if _, below, _ := rankMass(cum, l+1, u); l < tt.n && 1-below >= 0.95 {
+				t.Errorf("rankInterval(%d, %v) lower rank %d: %d also has P(B ≥ l) ≥ 0.95", tt.n, tt.q, l, l+1)
+			}
+		})
+	}
+}
+
+// TestNormalRanks checks the normal approximation against the exact
+// binomial just past the switch-over, and the exact binomial at n = 10⁹.
+func TestNormalRanks(t *testing.T) {
+	for _, q := range quantiles {
+		n := int64(math.Ceil(exactSigma*exactSigma/(q*(1-q)))) + 1
+		b := newBinomial(n, q)
+		el, eu := b.shortest(0.95)
+		nl, nu := normalRanks(n, q, 0.95)
+		if m := b.mass(b.index(nl), b.index(nu-1)); m < 0.95 || nl > el || nu < eu || (nu-nl)-(eu-el) > 4 {
+			t.Errorf("normalRanks(%d, %v) = %d, %d (mass %.6f); want ≥ 0.95 and holding the exact %d, %d within 2 ranks a side",
+				n, q, nl, nu, m, el, eu)
+		}
+	}
+	b := newBinomial(1e9, 0.999) // σ ≈ 999.5: still exact
+	el, eu := b.shortest(0.95)
+	nl, nu := normalRanks(1e9, 0.999, 0.95)
+	if m := b.mass(b.index(el), b.index(eu-1)); m < 0.95 || m > 0.9502 || max(el-nl, nu-eu) > 2 {
+		t.Errorf("rankInterval(1e9, 0.999) = %d, %d (mass %.6f); want just over 0.95, within 2 ranks of %d, %d", el, eu, m, nl, nu)
+	}
+}
+
+// TestRankReader reads order statistics back from a sketch: each within a
+// bin's width of the true one, and in order.
+func TestRankReader(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	values := append(latencies(rng, 3000, 2000), 0, 0, 0)
+	for range 1000 {
+		values = append(values, 5000.5) // one bin holding a thousand equal values
+	}
+	sk := messages.NewSketch()
+	for _, v := range values {
+		_ = sk.Add(v)
+	}
+	slices.Sort(values)
+	r := newRankReader(sk)
+	width := 2 * messages.SketchAccuracy / (1 - messages.SketchAccuracy)
+	prev := -1.0
+	for k, want := range values {
+		got := r.at(float64(k + 1))
+		if math.Abs(got-want) > width*want || got < prev {
+			t.Fatalf("rankReader.at(%d) = %v µs, want within %.2f%% of %v µs and ≥ %v", k+1, got, 100*width, want, prev)
+		}
+		prev = got
+	}
+	if newRankReader(nil) != nil || newRankReader(messages.NewSketch()) != nil {
+		t.Error("newRankReader(empty) != nil")
+	}
+}
+
+// TestPercentileIntervals: the bounds are the order statistics the ranks
+// name, read within a sketch bin; too few values give an open upper bound.
+func TestPercentileIntervals(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	tests := []struct {
 		name   string
 		values [][]float64
 	}{
 		{name: "5 values", values: [][]float64{latencies(rng, 5, 2000)}},
-		{name: "34 values", values: [][]float64{latencies(rng, 34, 2000)}},
+		{name: "33 values", values: [][]float64{latencies(rng, 33, 2000)}},
 		{name: "69 values, one slow", values: [][]float64{demoTail()}},
-		{name: "1000 values, one stratum", values: [][]float64{latencies(rng, 1000, 2000)}},
 		{name: "1000 values, 20 strata", values: split(latencies(rng, 1000, 2000), 20)},
-		{name: "20 unequal strata", values: [][]float64{latencies(rng, 900, 1000), latencies(rng, 3, 90_000), latencies(rng, 97, 4000)}},
-		{name: "zeros and sub-µs", values: [][]float64{{0, 0, 0.3, 0.6, 1, 2, 2, 3}}},
+		{name: "unequal strata", values: [][]float64{latencies(rng, 2900, 1000), latencies(rng, 3, 90_000), latencies(rng, 97, 4000)}},
+		{name: "zeros and sub-µs", values: [][]float64{{0, 0, 0, 0.3, 0.6, 1, 2, 2, 3, 4}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pr := poolOf(t, recorded(t, messages.MaxReservoir, tt.values...)).Result().Phases["fetch"]
-			if len(pr.Disagree) != 0 {
-				t.Errorf("Pool.Result() disagree = %v, want none (complete reservoirs)", pr.Disagree)
-			}
-			for _, c := range percentileCases(pr) {
-				if want := exactRank(tt.values, c.q); c.sample != want {
-					t.Errorf("Pool.Result() sample %s = %v ms, want %v ms (the order statistic the sketch reads)", c.name, c.sample, want)
+			pr := poolOf(t, recorded(t, 64, tt.values...)).Result().Phases["fetch"]
+			all := slices.Sorted(slices.Values(slices.Concat(tt.values...)))
+			n := int64(len(all))
+			at := func(k int64) float64 { return all[min(max(k, 1), n)-1] / 1000 }
+			for i, iv := range [4]messages.Interval{pr.CI.P50, pr.CI.P90, pr.CI.P99, pr.CI.P999} {
+				l, u, twoSided := rankInterval(n, quantiles[i], 0.95)
+				want := messages.Interval{at(l), at(u)}
+				if l < 1 {
+					want[0] = 0
 				}
-				if c.sketch < c.iv[0] || c.sketch > c.iv[1] {
-					t.Errorf("Pool.Result() %s interval = %v, want it to hold the sketch's %v ms", c.name, c.iv, c.sketch)
+				if !twoSided {
+					want[1] = math.Inf(1)
 				}
-				if w := c.iv[1] - c.iv[0]; w > 2*messages.SketchAccuracy*c.sample+0.002+1e-9 {
-					t.Errorf("Pool.Result() %s interval = %v, %v ms wide; want the order statistic %v ms ± 0.5%% and 1 µs", c.name, c.iv, w, c.sample)
+				if near := func(a, b float64) bool { return a == b || math.Abs(a-b) <= 0.0101*b+1e-6 }; !near(iv[0], want[0]) || !near(iv[1], want[1]) {
+					t.Errorf("Pool.Result() %s interval = %v, want %v (order statistics %d and %d of %d)", percentileNames[i], iv, want, l, u, n)
 				}
-			}
-		})
-	}
-}
-
-type percentileCase struct {
-	name           string
-	q              float64
-	sketch, sample float64
-	iv             messages.Interval
-}
-
-func percentileCases(pr messages.PhaseResult) []percentileCase {
-	return []percentileCase{
-		{"p50", 0.5, pr.P50, pr.Sample.P50, pr.CI.P50},
-		{"p90", 0.9, pr.P90, pr.Sample.P90, pr.CI.P90},
-		{"p99", 0.99, pr.P99, pr.Sample.P99, pr.CI.P99},
-		{"p999", 0.999, pr.P999, pr.Sample.P999, pr.CI.P999},
-	}
-}
-
-// TestSampledIntervals: reservoirs smaller than the counts. Each interval
-// spans at least the order statistics on either side of the estimate, runs
-// to the largest latency observed when the sample cannot bound the quantile
-// from above, and holds the sketch's value, which agrees with the sample.
-func TestSampledIntervals(t *testing.T) {
-	rng := rand.New(rand.NewPCG(13, 14))
-	tests := []struct {
-		name      string
-		reservoir int
-		values    [][]float64
-		openAbove []string // percentiles the sample cannot bound from above
-	}{
-		{name: "5 of 34", reservoir: 5, values: [][]float64{latencies(rng, 34, 2000)}, openAbove: []string{"p90", "p99", "p999"}},
-		{name: "34 of 69", reservoir: 34, values: [][]float64{demoTail()}, openAbove: []string{"p99", "p999"}},
-		{name: "69 of 1000", reservoir: 69, values: [][]float64{latencies(rng, 1000, 2000)}, openAbove: []string{"p99", "p999"}},
-		{name: "69 of 1000, in 10 strata", reservoir: 7, values: split(latencies(rng, 1000, 2000), 10), openAbove: []string{"p99", "p999"}},
-		{name: "512 of 5000, in 4 strata", reservoir: 128, values: split(latencies(rng, 5000, 2000), 4), openAbove: []string{"p999"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := poolOf(t, recorded(t, tt.reservoir, tt.values...))
-			pr := p.Result().Phases["fetch"]
-			w := newWeighted(p.phases[messages.Fetch].strata, p.opts.maxSample())
-			for _, c := range percentileCases(pr) {
-				j := w.rank(c.q)
-				below, above := w.ms(max(j-1, 0)), w.ms(min(j+1, len(w.keys)-1))
-				if c.iv[0] > below || c.iv[1] < above {
-					t.Errorf("Pool.Result() %s interval = %v, want it to span the neighbouring order statistics %v..%v ms", c.name, c.iv, below, above)
-				}
-				if open := slices.Contains(tt.openAbove, c.name); open && c.iv[1] < pr.Max {
-					t.Errorf("Pool.Result() %s interval = %v, want it to run to the largest latency, %v ms", c.name, c.iv, pr.Max)
-				}
-				if c.sketch < c.iv[0] || c.sketch > c.iv[1] {
-					t.Errorf("Pool.Result() %s interval = %v, want it to hold the sketch's %v ms", c.name, c.iv, c.sketch)
-				}
-			}
-			if len(pr.Disagree) != 0 {
-				t.Errorf("Pool.Result() disagree = %v, want none", pr.Disagree)
-			}
-		})
-	}
-}
-
-// TestDisagreeFires pools reservoirs and sketches that do not describe the
-// same latencies: the sketch saw every latency scaled by factor.
-func TestDisagreeFires(t *testing.T) {
-	rng := rand.New(rand.NewPCG(15, 16))
-	all := latencies(rng, 4000, 2000)
-	tests := []struct {
-		name      string
-		reservoir int
-		factor    float64
-		want      []string
-	}{
-		{name: "complete, sketch 2× slower", reservoir: 1024, factor: 2, want: []string{"p50", "p90", "p99", "p999"}},
-		{name: "complete, sketch 1% faster", reservoir: 1024, factor: 0.99, want: []string{"p50", "p90", "p99", "p999"}},
-		{name: "complete, same latencies", reservoir: 1024, factor: 1},
-		// Sampled, the p99 and p99.9 intervals run to the largest latency
-		// (the sketch's): a sketch too slow in the tail alone goes unnoticed.
-		{name: "sampled, sketch 2× slower", reservoir: 64, factor: 2, want: []string{"p50", "p90"}},
-		{name: "sampled, sketch 2× faster", reservoir: 64, factor: 0.5, want: []string{"p50", "p90", "p99", "p999"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			batches := recorded(t, tt.reservoir, split(all, 4)...)
-			scaled := make([]float64, len(all))
-			for i, v := range all {
-				scaled[i] = v * tt.factor
-			}
-			for i, b := range recorded(t, tt.reservoir, split(scaled, 4)...) {
-				batches[i].PhaseStats(messages.Fetch).Response.Sketch = b.PhaseStats(messages.Fetch).Response.Sketch
-			}
-			pr := poolOf(t, batches).Result().Phases["fetch"]
-			if !slices.Equal(pr.Disagree, tt.want) {
-				t.Errorf("Pool.Result() disagree = %v, want %v (sketch %+v, intervals %+v)", pr.Disagree, tt.want, pr.Percentiles, pr.CI)
-			}
-		})
-	}
-}
-
-// TestSampleQuantileDefinition checks the sample percentiles against
-// DDSketch's own definition on one complete stratum of n values: the
-// ⌊q·(n−1)⌋-th order statistic from 0.
-func TestSampleQuantileDefinition(t *testing.T) {
-	rng := rand.New(rand.NewPCG(17, 18))
-	for _, n := range []int{1, 2, 5, 34, 69, 100, 1001} {
-		t.Run(strconv.Itoa(n), func(t *testing.T) {
-			values := make([]uint32, n)
-			for i := range values {
-				values[i] = 1 + rng.Uint32N(1_000_000)
-			}
-			w := newWeighted([]stratum{{key: batchKey{"a", 0}, count: uint64(n), values: values}}, 1<<30)
-			sk := messages.NewSketch()
-			for _, v := range values {
-				_ = sk.Add(float64(v))
-			}
-			sorted := slices.Sorted(slices.Values(values))
-			for _, q := range append(quantiles[:], 0, 1) {
-				got := w.micros(w.rank(q))
-				if want := sorted[int(q*float64(n-1))]; got != want {
-					t.Errorf("weighted.rank(%v) value = %d µs, want %d µs", q, got, want)
-				}
-				if v, _ := sk.GetValueAtQuantile(q); math.Abs(v-float64(got)) > messages.SketchAccuracy*float64(got) {
-					t.Errorf("q%v: sample %d µs, sketch %v µs: more than 0.5%% apart", q, got, v)
+				if slices.Contains(pr.TooFew, percentileNames[i]) == twoSided || iv.Open() == twoSided {
+					t.Errorf("Pool.Result() %s: too few %v, interval %v; want too few and open %v", percentileNames[i], pr.TooFew, iv, !twoSided)
 				}
 			}
 		})
 	}
 }
 
-// TestIntervalValues pins the intervals of two small strata.
-func TestIntervalValues(t *testing.T) {
-	iv := func(lo, hi float64) messages.Interval { // µs → the widened interval, ms
-		return messages.Interval{(lo*0.995 - 1) / 1000, (hi*1.005 + 1) / 1000}
+// TestCoverageThroughPool runs logins through real recorders, batches and
+// the pool, four producers of unequal counts, and judges the intervals of
+// Pool.Result as TestCoverage (coverage_test.go) does.
+func TestCoverageThroughPool(t *testing.T) {
+	d := covDists[1]
+	trials := 400
+	if testing.Short() {
+		trials = 100
 	}
-	tests := []struct {
-		name   string
-		strata []stratum
-		want   messages.Intervals
-	}{
-		{
-			name: "complete: the order statistics",
-			strata: []stratum{
-				{key: batchKey{"a", 0}, count: 4, values: []uint32{1000, 2000, 3000, 4000}},
-				{key: batchKey{"b", 0}, count: 2, values: []uint32{5000, 6000}},
-			},
-			// N = 6: ranks 2.5, 4.5, 4.95 and 4.995 read the 3rd and the 5th value.
-			want: messages.Intervals{P50: iv(3000, 3000), P90: iv(5000, 5000), P99: iv(5000, 5000), P999: iv(5000, 5000)},
-		},
-		{
-			name: "one sampled stratum: open above, never a single value",
-			strata: []stratum{
-				{key: batchKey{"a", 0}, count: 8, values: []uint32{1000, 2000, 3000, 4000}},
-				{key: batchKey{"b", 0}, count: 2, values: []uint32{5000, 6000}},
-			},
-			// N = 10, each value of a weighs 2. At the median, Korn and
-			// Graubard's size is 10.5 (P = 0.4 and V = 0.0229 at 2000 µs);
-			// beyond it only b has values, which has no sampling error, so
-			// the size is Kish's, 10.94. The bounds at the sample's ends are
-			// open: the smallest and largest latencies, 900 and 9000 µs.
-			want: messages.Intervals{P50: iv(900, 4000), P90: iv(3000, 9000), P99: iv(3000, 9000), P999: iv(4000, 9000)},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := newWeighted(tt.strata, 1<<30)
-			got := w.intervals(1.96, span{min: 900, max: 9000})
-			for i, pair := range [4][2]messages.Interval{{got.P50, tt.want.P50}, {got.P90, tt.want.P90}, {got.P99, tt.want.P99}, {got.P999, tt.want.P999}} {
-				if math.Abs(pair[0][0]-pair[1][0]) > 1e-9 || math.Abs(pair[0][1]-pair[1][1]) > 1e-9 {
-					t.Errorf("weighted.intervals() %s = %v, want %v", percentileNames[i], pair[0], pair[1])
-				}
-			}
-		})
-	}
-}
-
-func TestDisagreements(t *testing.T) {
-	ci := messages.Intervals{P50: messages.Interval{1, 2}, P90: messages.Interval{3, 4}, P99: messages.Interval{5, 6}, P999: messages.Interval{7, 8}}
-	tests := []struct {
-		name string
-		sk   messages.Percentiles
-		want []string
-	}{
-		{name: "inside", sk: messages.Percentiles{P50: 1.5, P90: 3.5, P99: 5.5, P999: 7.5}},
-		{name: "on the bounds", sk: messages.Percentiles{P50: 1, P90: 4, P99: 5, P999: 8}},
-		{name: "outside", sk: messages.Percentiles{P50: 0.99, P90: 3.5, P99: 6.01, P999: 7.5}, want: []string{"p50", "p99"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := disagreements(tt.sk, ci); !slices.Equal(got, tt.want) {
-				t.Errorf("disagreements(%+v) = %v, want %v", tt.sk, got, tt.want)
-			}
-		})
-	}
-}
-
-// TestWilson checks the bounds against their definition: at each, the
-// continuity-corrected score statistic |p − p₀| − 1/(2n) equals
-// z·√(p₀(1−p₀)/n).
-func TestWilson(t *testing.T) {
-	const z = 1.96
-	for _, c := range []struct{ p, n float64 }{{0.5, 100}, {0.9, 10.94}, {0.99, 69}, {0.99, 1000}, {0.999, 5000}, {0.5, 3}} {
-		lo, hi := wilson(c.p, c.n, z)
-		if !(lo < c.p && c.p < hi) {
-			t.Errorf("wilson(%v, %v) = %v, %v; want bounds on either side of p", c.p, c.n, lo, hi)
+	truth := d.percentiles()
+	for _, n := range []int64{30, 300, 1000} {
+		rng := rand.New(rand.NewPCG(5, uint64(n)))
+		var cells [4]covCell
+		for range trials {
+			s := binJitter(rng)
+			values, batches := loginBatches(rng, d, n, s)
+			pr := poolOf(t, batches).Result().Phases["login"]
+			tallyAll(&cells, pr.CI, pr.TooFew, values, truth, s)
 		}
-		for _, b := range []struct {
-			name  string
-			p0    float64
-			score float64
-		}{{"low", lo, c.p - lo}, {"high", hi, hi - c.p}} {
-			if b.p0 <= 0 || b.p0 >= 1 {
-				continue // outside (0, 1): the bound is open
-			}
-			want := z * math.Sqrt(b.p0*(1-b.p0)/c.n)
-			if got := b.score - 1/(2*c.n); math.Abs(got-want) > 1e-9 {
-				t.Errorf("wilson(%v, %v) %s bound %v: score %v, want %v", c.p, c.n, b.name, b.p0, got, want)
-			}
+		for i := range quantiles {
+			judge(t, "pool of "+d.name, n, i, cells[i])
 		}
 	}
-	if lo, hi := wilson(0.9, math.Inf(1), z); lo != 0.9 || hi != 0.9 {
-		t.Errorf("wilson(0.9, +Inf) = %v, %v; want 0.9, 0.9", lo, hi)
+}
+
+// loginBatches records n logins drawn from d scaled by s over four
+// producers, as whole microseconds, the recorder's resolution; it returns
+// them, µs, and the producers' final batches.
+func loginBatches(rng *rand.Rand, d covDist, n int64, s float64) ([]float64, []*messages.SampleBatch) {
+	info := messages.StepInfo{FleetRate: 100, Rate: 25, Producers: 4, Duration: int64(time.Second)}
+	var recs []*recorder.Recorder
+	for i := range 4 {
+		recs = append(recs, recorder.New("r1", 1, "p"+pad2(i), info, &recorder.Options{Seed: rng.Uint64()}))
 	}
+	values := make([]float64, n)
+	for j := range values {
+		values[j] = math.Max(1, math.Round(s*d.draw(rng)))
+		u := rng.Float64()
+		rec := recs[slices.IndexFunc(producerShares[:], func(s float64) bool { return u < s })]
+		rec.Record(messages.Login, time.Duration(values[j])*time.Microsecond, time.Millisecond)
+	}
+	var batches []*messages.SampleBatch
+	for _, rec := range recs {
+		batches = append(batches, rec.Cut(0, time.Second, true, messages.Health{}))
+	}
+	return values, batches
 }

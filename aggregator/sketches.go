@@ -2,8 +2,10 @@ package aggregator
 
 import (
 	"math"
+	"sort"
 
 	"github.com/DataDog/sketches-go/ddsketch"
+	"github.com/DataDog/sketches-go/ddsketch/mapping"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -80,4 +82,72 @@ func mergeAll(srcs ...*ddsketch.DDSketch) *ddsketch.DDSketch {
 		}
 	}
 	return out
+}
+
+// rankReader reads order statistics off a merged microsecond sketch. Within
+// a bin, whose values lie within the sketch's accuracy of each other, the
+// c values it holds are taken to be spread evenly in log scale over the bin:
+// its j-th (1-based) is read at (j−½)/c of the way. A lone value reads as
+// the bin's middle, as the sketch does; a bin holding thousands of values,
+// as it does at large counts, no longer reads as a single value, so that an
+// interval narrower than a bin still has two distinct ends.
+type rankReader struct {
+	zero  float64   // values of 0
+	index []int     // non-empty bins, ascending
+	cum   []float64 // cum[i]: values in bins index[0..i]
+	m     mapping.IndexMapping
+}
+
+// newRankReader collects s's bins; nil when s is nil or empty.
+func newRankReader(s *ddsketch.DDSketch) *rankReader {
+	if s == nil || s.IsEmpty() {
+		return nil
+	}
+	r := &rankReader{zero: s.GetZeroCount(), m: s.IndexMapping}
+	var counts []float64
+	s.GetPositiveValueStore().ForEach(func(i int, c float64) bool {
+		r.index, counts = append(r.index, i), append(counts, c)
+		return false
+	})
+	if !sort.IntsAreSorted(r.index) { // the store's order is not part of its contract
+		sort.Sort(binsByIndex{r.index, counts})
+	}
+	r.cum = counts
+	for i := 1; i < len(r.cum); i++ {
+		r.cum[i] += r.cum[i-1]
+	}
+	return r
+}
+
+// at is the k-th smallest value (1-based), µs: 0 among the zeros or when r
+// is nil (no value), the largest bin's top beyond the last value.
+func (r *rankReader) at(k float64) float64 {
+	if r == nil {
+		return 0
+	}
+	k -= r.zero
+	if k <= 0 || len(r.index) == 0 {
+		return 0
+	}
+	i := min(sort.SearchFloat64s(r.cum, k), len(r.cum)-1)
+	before := 0.0
+	if i > 0 {
+		before = r.cum[i-1]
+	}
+	t := min(max((k-before-0.5)/(r.cum[i]-before), 0), 1)
+	lo, hi := r.m.LowerBound(r.index[i]), r.m.LowerBound(r.index[i]+1)
+	return lo * math.Pow(hi/lo, t)
+}
+
+// binsByIndex sorts bin indices and their counts together.
+type binsByIndex struct {
+	index  []int
+	counts []float64
+}
+
+func (b binsByIndex) Len() int           { return len(b.index) }
+func (b binsByIndex) Less(i, j int) bool { return b.index[i] < b.index[j] }
+func (b binsByIndex) Swap(i, j int) {
+	b.index[i], b.index[j] = b.index[j], b.index[i]
+	b.counts[i], b.counts[j] = b.counts[j], b.counts[i]
 }

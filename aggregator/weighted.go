@@ -20,9 +20,7 @@ type weighted struct {
 	total float64   // Σ n over strata
 	sumW2 float64   // Σ of squared weights over values: Σ nᵢ²/kᵢ
 
-	sampled bool    // some stratum kept fewer values than it observed
-	above   []int32 // scratch: per stratum, values above a point (see spread)
-	touched []int32 // scratch: the strata with values above it
+	sampled bool // some stratum kept fewer values than it observed
 
 	strata  []stratum // scratch: the strata in (producer, seq) order
 	sortBuf []uint64  // scratch of sortKeys
@@ -52,10 +50,9 @@ func (w *weighted) pool(strata []stratum, maxSample int) *weighted {
 	})
 	m := len(sorted)
 	*w = weighted{
-		strata: sorted, n: resize(w.n, m), k: resize(w.k, m), above: resize(w.above, 2*m),
-		keys: w.keys[:0], cum: w.cum, touched: w.touched[:0], sortBuf: w.sortBuf, radix: w.radix,
+		strata: sorted, n: resize(w.n, m), k: resize(w.k, m),
+		keys: w.keys[:0], cum: w.cum, sortBuf: w.sortBuf, radix: w.radix,
 	}
-	clear(w.above)
 	size := 0
 	for _, s := range sorted {
 		size += len(s.values)
@@ -142,17 +139,11 @@ func (w *weighted) rank(q float64) int {
 	return min(j, len(w.cum)-1)
 }
 
-// percentiles are the weighted sample's percentiles and its largest value, ms.
-func (w *weighted) percentiles() messages.Percentiles {
-	if w.empty() {
-		return messages.Percentiles{}
-	}
-	return messages.Percentiles{
-		P50: w.ms(w.rank(quantiles[0])), P90: w.ms(w.rank(quantiles[1])),
-		P99: w.ms(w.rank(quantiles[2])), P999: w.ms(w.rank(quantiles[3])),
-		Max: w.ms(len(w.keys) - 1),
-	}
-}
+// quantile is the sample's q-quantile (see rank), ms.
+func (w *weighted) quantile(q float64) float64 { return w.ms(w.rank(q)) }
+
+// largest is the sample's largest value, ms.
+func (w *weighted) largest() float64 { return w.ms(len(w.keys) - 1) }
 
 // sortKeys sorts w.keys ascending. Keys are built in stratum order, so a
 // stable sort on the value (the high 32 bits) is a full sort; for large
@@ -189,4 +180,121 @@ func (w *weighted) sortKeys() {
 	if &src[0] != &keys[0] {
 		copy(keys, src)
 	}
+}
+
+// The reservoirs' own intervals serve one purpose: checking that the sketch
+// and the reservoirs describe the same latencies. They are about the
+// latencies served in this step, not the server's distribution, and are
+// never reported.
+
+// span is the smallest and the largest latency observed in a phase, µs:
+// every percentile lies between them.
+type span struct{ min, max float64 }
+
+// roundingMicros is how far a reservoir value may be from the latency it
+// stands for: the recorder rounds to the nearest microsecond, the sketch
+// does not.
+const roundingMicros = 1.0
+
+// disagreements names the percentiles, those in Above aside, whose sketch
+// value lies outside the reservoirs' z-level interval for the same
+// quantile of the served latencies.
+func (w *weighted) disagreements(sk messages.Percentiles, d demand, z float64, all span) []string {
+	var out []string
+	v := [4]float64{sk.P50, sk.P90, sk.P99, sk.P999}
+	for i, q := range quantiles {
+		qs, ok := d.servedQuantile(q)
+		if !ok {
+			continue
+		}
+		if iv := w.sampleInterval(qs, z, all); v[i] < iv[0] || v[i] > iv[1] {
+			out = append(out, percentileNames[i])
+		}
+	}
+	return out
+}
+
+// sampleInterval is the interval the reservoirs give the q-quantile of the
+// served latencies, ms, widened by the sketch's accuracy and the
+// reservoirs' rounding so that it holds the sketch's reading of them. When
+// every reservoir kept every value, it is the exact order statistic.
+// Otherwise it runs between the sample order statistics that bound it
+// (orderBounds); a bound on the sample's largest value is open, since the
+// latencies may go on beyond it, and is replaced by the largest observed
+// (likewise at the bottom).
+func (w *weighted) sampleInterval(q, z float64, all span) messages.Interval {
+	j := w.rank(q)
+	if !w.sampled {
+		x := float64(w.micros(j))
+		return widen(x, x)
+	}
+	lo, hi := w.orderBounds(q, z, j)
+	a, b := float64(w.micros(lo)), float64(w.micros(hi))
+	if lo == 0 {
+		a = min(a, all.min)
+	}
+	if hi == len(w.keys)-1 {
+		b = max(b, all.max)
+	}
+	return widen(a, b)
+}
+
+// orderBounds returns the indices of the sample order statistics that bound
+// the q-quantile, whose estimate is at j: the Wilson score interval of q at
+// the weights' effective sample size (kish), read back as ranks. It is
+// never narrower than the order statistics on either side of j, and runs to
+// the sample's maximum when the sample expects fewer than one value above
+// the quantile.
+func (w *weighted) orderBounds(q, z float64, j int) (lo, hi int) {
+	last := len(w.keys) - 1
+	n := w.kish()
+	pLo, pHi := wilson(q, n, z)
+	lo, hi = 0, last
+	if pLo > 0 {
+		lo = w.rank(pLo)
+	}
+	if pHi < 1 && n*(1-q) >= 1 {
+		hi = w.rank(pHi)
+	}
+	return min(lo, max(j-1, 0)), max(hi, min(j+1, last))
+}
+
+// kish is the effective sample size of the weights (Kish's), with the
+// finite-population correction: 1 / Σᵢ (nᵢ/N)²/kᵢ · (nᵢ−kᵢ)/(nᵢ−1). It
+// ignores what stratifying gains, which makes the check conservative:
+// Disagree flags a real difference, rarely chance.
+func (w *weighted) kish() float64 {
+	s := 0.0
+	for i, n := range w.n {
+		k := w.k[i]
+		if n > k && n > 1 {
+			sh := n / w.total
+			s += sh * sh / k * (n - k) / (n - 1)
+		}
+	}
+	if s == 0 {
+		return math.Inf(1)
+	}
+	return 1 / s
+}
+
+// wilson is the Wilson score interval with continuity correction (Newcombe
+// 1998, method 4) of a proportion p observed in a sample of n (+Inf: no
+// sampling error).
+func wilson(p, n, z float64) (lo, hi float64) {
+	if math.IsInf(n, 1) {
+		return p, p
+	}
+	z2 := z * z
+	d := 2 * (n + z2)
+	lo = (2*n*p + z2 - 1 - z*math.Sqrt(max(0, z2-2-1/n+4*p*(n*(1-p)+1)))) / d
+	hi = (2*n*p + z2 + 1 + z*math.Sqrt(max(0, z2+2-1/n+4*p*(n*(1-p)-1)))) / d
+	return lo, hi
+}
+
+// widen turns sample values (µs) into an interval (ms) that also holds the
+// sketch's reading of them: ±SketchAccuracy, and ±1 µs of rounding.
+func widen(lo, hi float64) messages.Interval {
+	a := messages.SketchAccuracy
+	return messages.Interval{max(0, lo*(1-a)-roundingMicros) / 1000, (hi*(1+a) + roundingMicros) / 1000}
 }
