@@ -32,21 +32,31 @@ func (d *dispatcher) run(ctx context.Context) {
 	for {
 		off := d.pacer.next()
 		if off >= d.tl.length() {
+			// The step lasts its whole window even when the last start
+			// falls short of its end: a final batch that ends early means
+			// a step that was stopped (see aggregator's StoppedEarly).
+			d.sleepUntil(ctx, timer, d.tl.start.Add(d.tl.length()))
 			return
 		}
 		intended := d.tl.start.Add(off)
-		if wait := time.Until(intended); wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return
-			}
-		} else if ctx.Err() != nil {
+		if !d.sleepUntil(ctx, timer, intended) {
 			return
 		}
 		d.handoff(job{phase: d.mix.draw(d.rng.Float64()), intended: intended})
 	}
+}
+
+// sleepUntil waits on timer until t; it returns false, at once, when ctx ends.
+func (d *dispatcher) sleepUntil(ctx context.Context, timer *time.Timer, t time.Time) bool {
+	if wait := time.Until(t); wait > 0 {
+		timer.Reset(wait)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return ctx.Err() == nil
 }
 
 // handoff queues j, or drops it if the queue is full. Schedule lag (how late

@@ -60,12 +60,17 @@ type Recorder struct {
 	mu      sync.Mutex
 	rng     *rand.Rand
 	phases  [messages.NumPhases]phaseRec
-	lag     *ddsketch.DDSketch
-	lagMax  time.Duration
 	dropped uint64
 	sched   uint64
 	done    uint64
 	seq     uint64
+
+	// The schedule lag has a lock of its own: the dispatcher notes it on
+	// every command and must never wait behind a Cut encoding the batch,
+	// which would be lag the generator caused itself.
+	lagMu  sync.Mutex
+	lag    *ddsketch.DDSketch
+	lagMax time.Duration
 }
 
 // New returns a Recorder for producer's part of run's step. It does no I/O.
@@ -164,10 +169,10 @@ func (r *Recorder) Lag(d time.Duration) {
 	if d < 0 {
 		d = 0
 	}
-	r.mu.Lock()
+	r.lagMu.Lock()
 	_ = r.lag.Add(float64(d) / float64(time.Microsecond))
 	r.lagMax = max(r.lagMax, d)
-	r.mu.Unlock()
+	r.lagMu.Unlock()
 }
 
 // Cut returns the batch of everything recorded since the previous Cut and
@@ -199,6 +204,8 @@ func (r *Recorder) Cut(from, to time.Duration, final bool, h messages.Health) *m
 func (r *Recorder) health(h messages.Health) messages.Health {
 	h.Dropped = r.dropped
 	r.dropped = 0
+	r.lagMu.Lock()
+	defer r.lagMu.Unlock()
 	if !r.lag.IsEmpty() {
 		p99, _ := r.lag.GetValueAtQuantile(0.99)
 		h.LagP99 = uint64(p99)

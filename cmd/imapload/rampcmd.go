@@ -210,6 +210,7 @@ func driveRamp(ctx context.Context, nc *nats.Conn, o *ramp.Options, out io.Write
 		fmt.Fprintf(out, "step %d: %.0f commands/s offered by %d producer(s) for %v\n", cmd.Step, cmd.Rate, ramp.Accepted(replies), cmd.Duration.D())
 		wctx, cancel := context.WithCancel(ctx)
 		watchMutex.Lock()
+		stopWatch() // a step re-issued at once: its first command's watch ends
 		stopWatch = cancel
 		watchMutex.Unlock()
 		wg.Add(1)
