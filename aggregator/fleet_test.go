@@ -201,9 +201,11 @@ func checkLoginBimodal(t *testing.T, r messages.StepResult) {
 	}
 }
 
-// TestIntervalCoverage checks over many fleets that the 95% intervals cover
-// the exact percentile of all raw values 90–99% of the time, and that the
-// sketch, which saw the same latencies, is rarely flagged as disagreeing.
+// TestIntervalCoverage checks over many fleets that the 95% intervals, which
+// are about the server's distribution (coverage of it is tested in
+// coverage_test.go), hold the exact percentile of all raw values at least 95%
+// of the time, and that the sketch, which saw the same latencies, is rarely
+// flagged as disagreeing.
 func TestIntervalCoverage(t *testing.T) {
 	seeds := 200
 	if raceEnabled {
@@ -232,8 +234,8 @@ func TestIntervalCoverage(t *testing.T) {
 	for i, n := range covered {
 		rate := float64(n) / float64(seeds)
 		t.Logf("%s: 95%% interval covered the exact value in %d of %d fleets (%.1f%%)", names[i], n, seeds, 100*rate)
-		if !raceEnabled && (rate < 0.90 || rate > 0.99) {
-			t.Errorf("%s interval coverage = %.1f%%, want 90–99%%", names[i], 100*rate)
+		if !raceEnabled && rate < 0.95 {
+			t.Errorf("%s interval coverage of the exact value = %.1f%%, want ≥ 95%%", names[i], 100*rate)
 		}
 	}
 	rate := float64(disagree) / float64(4*seeds)

@@ -84,8 +84,7 @@ func (o *Options) poolOptions() *PoolOptions {
 // PoolOptions tune how a Pool judges what it pooled. A nil *PoolOptions means
 // the defaults.
 type PoolOptions struct {
-	// Confidence is the level of the sample percentiles' intervals
-	// (default 0.95).
+	// Confidence is the level of the percentiles' intervals (default 0.95).
 	Confidence float64
 	// DeviantRatio flags a producer whose response-time P99 over scheduled
 	// phases is more than DeviantRatio times the pooled one, or less than

@@ -144,8 +144,10 @@ type PhaseResult struct {
 	Dropped   uint64 `json:"dropped"`
 	// Percentiles of response time (from intended start), merged sketches, ms.
 	Percentiles
-	// CI are 95% intervals of the response-time percentiles from the
-	// count-weighted reservoirs (stratified order-statistic interval), ms.
+	// CI are 95% distribution-free order-statistic intervals of the
+	// response-time percentiles about the server's latency distribution, over
+	// Count + Dropped, read off the merged sketch; open above (null) for
+	// TooFew or never-sent ranks, ms.
 	CI Intervals `json:"ci"`
 	// Sample are the percentiles from the count-weighted reservoirs, ms.
 	Sample Percentiles `json:"sample"`
