@@ -37,7 +37,7 @@ var (
 
 // TestDemo is issue 5's acceptance: `imapload demo` with short steps finds
 // the knee within one step of the configured capacity, flags login bimodal,
-// shows the slow backend in the pooled P99 and the average-of-P99s fallacy
+// shows the slow backend in the pooled P99 (logging whether averaging per-producer P99s would understate it)
 // — or, when its producers could not keep their schedule, says it could not
 // measure the server and why (see checkFindings) —
 // prints live progress, writes the report files, removes its NATS store and

