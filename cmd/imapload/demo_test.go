@@ -37,11 +37,11 @@ var (
 
 // TestDemo is issue 5's acceptance: `imapload demo` with short steps finds
 // the knee within one step of the configured capacity, flags login bimodal,
-// shows the slow backend in the pooled P99 (logging whether averaging per-producer P99s would understate it)
-// — or, when its producers could not keep their schedule, says it could not
-// measure the server and why (see checkFindings) —
-// prints live progress, writes the report files, removes its NATS store and
-// leaves no goroutine behind.
+// shows the slow backend in the pooled P99 (logging whether averaging
+// per-producer P99s would understate it) — or, when its producers could not
+// keep their schedule, says it could not measure the server and why (see
+// checkFindings) — prints live progress, writes the report files, removes its
+// NATS store and leaves no goroutine behind.
 //
 // Under the race detector bcrypt runs about 15 times slower and every
 // in-process step misses its schedule, so the demo cannot measure the
