@@ -222,9 +222,13 @@ func listed(names []string, name string) bool {
 }
 
 // pctText formats percentile name of p, whose value is v: "> 412 (3% never
-// sent)" when it is only a lower bound (listed in p.Above), else ms(v).
+// sent)" when it is only a lower bound (listed in p.Above), "none served"
+// when no command of the phase was, else ms(v).
 func pctText(p messages.PhaseResult, name string, v float64) string {
-	if listed(p.Above, name) {
+	switch {
+	case listed(p.Above, name) && p.Count == 0:
+		return "none served (" + share(p.NeverSent) + " never sent)"
+	case listed(p.Above, name):
 		return "> " + ms(v) + " (" + share(p.NeverSent) + " never sent)"
 	}
 	return ms(v)
