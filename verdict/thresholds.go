@@ -72,49 +72,52 @@ func kneeLow(k *messages.Knee) float64 {
 }
 
 func maxP99(r messages.RunReport, l PhaseLimit) messages.ThresholdCheck {
-	t := messages.ThresholdCheck{Name: fmt.Sprintf("max-p99 %s=%v", l.Phase, l.Max), Pass: true}
 	limit := float64(l.Max) / float64(time.Millisecond)
-	var over []string
-	held, measured := heldSteps(r.Steps), 0
-	for _, s := range held {
+	name := fmt.Sprintf("max-p99 %s=%v", l.Phase, l.Max)
+	return perHeldStep(name, r.Steps, func(s messages.StepResult) (measured bool, over string) {
 		p, ok := s.Phases[l.Phase]
-		if ok {
-			measured++
-		}
 		if ok && (p.P99 > limit || slices.Contains(p.Above, "p99")) {
-			over = append(over, fmt.Sprintf("step %d %.1f ms", s.Step, p.P99))
+			over = fmt.Sprintf("step %d %.1f ms", s.Step, p.P99)
 		}
-	}
-	switch {
-	case len(held) == 0:
-		t.Pass, t.Detail = false, "no step held"
-	case measured == 0:
-		t.Pass, t.Detail = false, fmt.Sprintf("no held step measured phase %s", l.Phase)
-	case len(over) > 0:
-		t.Pass, t.Detail = false, "over at "+strings.Join(over, ", ")
-	default:
-		t.Detail = fmt.Sprintf("within it on %d held step(s)", len(held))
-	}
-	return t
+		return ok, over
+	})
 }
 
 func maxErrorRate(r messages.RunReport, limit float64) messages.ThresholdCheck {
-	t := messages.ThresholdCheck{Name: fmt.Sprintf("max-error-rate %g", limit), Pass: true}
-	var over []string
-	held := heldSteps(r.Steps)
-	for _, s := range held {
+	return perHeldStep(fmt.Sprintf("max-error-rate %g", limit), r.Steps, func(s messages.StepResult) (bool, string) {
 		failed, sent := Failed(s)
 		if sent > 0 && float64(failed)/float64(sent) > limit {
-			over = append(over, fmt.Sprintf("step %d %.2g", s.Step, float64(failed)/float64(sent)))
+			return true, fmt.Sprintf("step %d %.2g", s.Step, float64(failed)/float64(sent))
+		}
+		return true, ""
+	})
+}
+
+// perHeldStep judges a criterion on every held step: judge says whether the
+// step measured what the criterion is about and, if it breached it, how.
+// The check fails when no held step measured it or any breached it.
+func perHeldStep(name string, steps []messages.StepResult, judge func(messages.StepResult) (measured bool, over string)) messages.ThresholdCheck {
+	t := messages.ThresholdCheck{Name: name}
+	var over []string
+	held, measured := heldSteps(steps), 0
+	for _, s := range held {
+		m, o := judge(s)
+		if m {
+			measured++
+		}
+		if o != "" {
+			over = append(over, o)
 		}
 	}
 	switch {
 	case len(held) == 0:
-		t.Pass, t.Detail = false, "no step held"
+		t.Detail = "no step held"
+	case measured == 0:
+		t.Detail = "no held step measured it"
 	case len(over) > 0:
-		t.Pass, t.Detail = false, "over at "+strings.Join(over, ", ")
+		t.Detail = "over at " + strings.Join(over, ", ")
 	default:
-		t.Detail = fmt.Sprintf("within it on %d held step(s)", len(held))
+		t.Pass, t.Detail = true, fmt.Sprintf("within it on %d held step(s)", len(held))
 	}
 	return t
 }
