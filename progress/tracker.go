@@ -48,12 +48,17 @@ func (t *Tracker) Add(b *messages.SampleBatch) {
 	}
 }
 
+// minSpan is the least measured time a delivered rate is shown for: over a
+// few milliseconds (a step stopped at once) a rate means nothing.
+const minSpan = int64(500 * time.Millisecond)
+
 // Delivered is the fleet's delivered rate so far, commands/s: completed
-// commands over the measured time so far (the median producer's).
+// commands over the measured time so far (the median producer's), 0 until
+// minSpan of the window has been measured.
 func (t *Tracker) Delivered() float64 {
 	var spans []int64
 	for _, to := range t.measured {
-		if to > 0 {
+		if to >= minSpan {
 			spans = append(spans, to)
 		}
 	}
