@@ -2,6 +2,8 @@ package bus_test
 
 import (
 	"context"
+	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -9,23 +11,40 @@ import (
 	"github.com/imapload/imapload/bus"
 	"github.com/imapload/imapload/embedded"
 	"github.com/imapload/imapload/messages"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// redactCases are NATS URL lists with secrets, as they are given to --nats,
+// including the ones that do not parse.
+var redactCases = []struct{ name, in, want string }{
+	{"no user info", "nats://127.0.0.1:4222", "nats://127.0.0.1:4222"},
+	{"user and password", "nats://alice:s3cret@127.0.0.1:4222", "nats://***@127.0.0.1:4222"},
+	{"token", "nats://t0ken@host:4222", "nats://***@host:4222"},
+	{"list", "nats://a:pw1@h1:4222,nats://b:pw2@h2:4222", "nats://***@h1:4222,nats://***@h2:4222"},
+	{"list without schemes", "a:pw1@h1:4222, b:pw2@h2:4222", "***@h1:4222, ***@h2:4222"},
+	{"list with one password", "nats://h1:4222,nats://b:pw2@h2:4222", "nats://h1:4222,nats://***@h2:4222"},
+	{"no scheme", "alice:Secret1@127.0.0.1:4222", "***@127.0.0.1:4222"},
+	{"bad escape", "nats://alice:Sec%zzret1@127.0.0.1:4222", "nats://***@127.0.0.1:4222"},
+	{"hash", "nats://alice:Sec#ret1@127.0.0.1:4222", "nats://***@127.0.0.1:4222"},
+	{"at sign", "nats://alice:Sec@ret1@127.0.0.1:4222", "nats://***@127.0.0.1:4222"},
+	{"slash", "nats://alice:Sec/ret1@127.0.0.1:4222", "nats://***@127.0.0.1:4222"},
+	{"comma", "nats://alice:Sec,ret1@127.0.0.1:4222", "nats://***@127.0.0.1:4222"},
+	{"scheme in the password", "nats://alice:x://Secret1@h:4222", "nats://***@h:4222"},
+	{"tls scheme", "tls://alice:Secret1@h:4222", "tls://***@h:4222"},
+}
+
+// redactSecrets are the password fragments of redactCases: none may be shown.
+var redactSecrets = []string{"s3cret", "pw1", "pw2", "t0ken", "Secret1", "Sec", "ret1", "alice"}
+
 func TestRedact(t *testing.T) {
-	tests := []struct{ name, in, want string }{
-		{"no user info", "nats://127.0.0.1:4222", "nats://127.0.0.1:4222"},
-		{"user and password", "nats://alice:s3cret@127.0.0.1:4222", "nats://%2A%2A%2A@127.0.0.1:4222"},
-		{"token", "nats://t0ken@host:4222", "nats://%2A%2A%2A@host:4222"},
-		{"list", "nats://a:pw1@h1:4222,nats://b:pw2@h2:4222", "nats://%2A%2A%2A@h1:4222,nats://%2A%2A%2A@h2:4222"},
-	}
-	for _, tt := range tests {
+	for _, tt := range redactCases {
 		t.Run(tt.name, func(t *testing.T) {
 			got := bus.Redact(tt.in)
 			if got != tt.want {
 				t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
 			}
-			for _, secret := range []string{"s3cret", "pw1", "pw2", "t0ken"} {
+			for _, secret := range redactSecrets {
 				if strings.Contains(got, secret) {
 					t.Errorf("Redact(%q) = %q still holds %q", tt.in, got, secret)
 				}
@@ -34,13 +53,37 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+// closedPort matches the hosts of redactCases, to point them at a closed port.
+var closedPort = regexp.MustCompile(`\b(h1|h2|h|host|127\.0\.0\.1):4222`)
+
+// TestConnectErrorHidesPassword connects to a closed port with each URL of
+// redactCases: whether the URL parses or not, the error shows no secret.
 func TestConnectErrorHidesPassword(t *testing.T) {
-	_, err := bus.Connect("nats://alice:s3cret@127.0.0.1:1", "test", "")
-	if err == nil {
-		t.Fatal("Connect to a closed port succeeded")
+	for _, tt := range redactCases {
+		t.Run(tt.name, func(t *testing.T) {
+			in := closedPort.ReplaceAllString(tt.in, "127.0.0.1:1")
+			nc, err := bus.Connect(in, "test", "")
+			if err == nil {
+				nc.Close()
+				t.Fatalf("Connect(%q) to a closed port succeeded", in)
+			}
+			for _, secret := range redactSecrets {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("Connect(%q) error %q reveals %q", in, err, secret)
+				}
+			}
+		})
 	}
-	if strings.Contains(err.Error(), "s3cret") {
-		t.Errorf("Connect error %q reveals the password", err)
+}
+
+func TestConnectErrorKeepsSentinels(t *testing.T) {
+	_, err := bus.Connect("nats://alice:s3cret@127.0.0.1:1", "test", "")
+	if !errors.Is(err, nats.ErrNoServers) {
+		t.Errorf("Connect(closed port) error = %v, want errors.Is nats.ErrNoServers", err)
+	}
+	_, err = bus.Connect("nats://127.0.0.1:bad", "test", "")
+	if err == nil || !strings.Contains(err.Error(), "bad") {
+		t.Errorf("Connect(bad port, no secret) error = %v, want the parse error in full", err)
 	}
 }
 
