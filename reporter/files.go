@@ -2,10 +2,14 @@ package reporter
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -22,9 +26,11 @@ const (
 // WriteFiles writes the report into dir (created if needed): report.json,
 // report.csv, report.txt (the table), then the plots (see WritePlots). Each
 // file is written to a temporary name and renamed, so a reader never sees a
-// half-written report. It returns the paths written, also on error.
+// half-written report. Modes are the umask's (0666 and 0777 less the umask),
+// so a private umask keeps the report private. It returns the paths written,
+// also on error.
 func WriteFiles(dir string, r messages.RunReport) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil { // the umask decides, as for files
 		return nil, fmt.Errorf("%w: %v", ErrWrite, err)
 	}
 	var paths []string
@@ -75,6 +81,19 @@ func renderPlot(w io.Writer, p *plot.Plot, format string) error {
 	return err
 }
 
+// createTemp creates a new file beside dir/name with mode 0666 less the umask:
+// os.CreateTemp would make it 0600 whatever the umask.
+func createTemp(dir, name string) (*os.File, error) {
+	for range 100 {
+		path := filepath.Join(dir, "."+name+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("no free temporary name for %s in %s", name, dir)
+}
+
 // writeAtomic renders into memory, then writes dir/name through a temporary
 // file and a rename.
 func writeAtomic(dir, name string, render func(io.Writer) error) (string, error) {
@@ -83,7 +102,7 @@ func writeAtomic(dir, name string, render func(io.Writer) error) (string, error)
 		return "", fmt.Errorf("%w: %s: %v", ErrWrite, name, err)
 	}
 	path := filepath.Join(dir, name)
-	tmp, err := os.CreateTemp(dir, "."+name+".*.tmp")
+	tmp, err := createTemp(dir, name)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrWrite, err)
 	}
@@ -91,9 +110,6 @@ func writeAtomic(dir, name string, render func(io.Writer) error) (string, error)
 	_, err = tmp.Write(buf.Bytes())
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)
