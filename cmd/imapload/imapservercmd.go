@@ -24,7 +24,7 @@ func imapserverCmd() *cobra.Command {
 func addIMAPServerFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.Int("users", 100, "seeded accounts user1..userN")
-	f.String("user-password", "secret", "password of every seeded account (never logged)")
+	f.String("user-password", "secret", "password of every seeded account; prefer --user-password-file or env IMAPLOAD_USER_PASSWORD, as ps shows flags (never logged)")
 	f.Int("workers", 0, "command slots: capacity = workers / service-time (0: unlimited)")
 	f.Duration("service-time", 0, "time each command holds a slot")
 	f.Float64("slow-fraction", 0, "fraction of accounts (by hash) with a slow backend")

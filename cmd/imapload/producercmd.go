@@ -3,7 +3,9 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 
@@ -22,7 +24,7 @@ publishing sample batches to the IMAPLOAD_SAMPLES stream. Scale the fleet by sta
 		Example: `  imapload producer --nats nats://10.0.0.5:4222 --imap mail.example.net:993 --tls \
     --accounts-file accounts.txt --sessions 64
   IMAPLOAD_IMAP=127.0.0.1:1143 IMAPLOAD_ACCOUNTS_TEMPLATE=user%d IMAPLOAD_ACCOUNTS_COUNT=100 \
-    IMAPLOAD_ACCOUNTS_PASSWORD=secret imapload producer`,
+    IMAPLOAD_ACCOUNTS_PASSWORD_FILE=/run/secrets/imap-password imapload producer`,
 		Args: cobra.NoArgs,
 		RunE: runProducer,
 	}
@@ -32,7 +34,7 @@ publishing sample batches to the IMAPLOAD_SAMPLES stream. Scale the fleet by sta
 	cmd.Flags().String("imap", "", "IMAP server host:port (required)")
 	cmd.Flags().Bool("tls", false, "implicit TLS (IMAPS)")
 	cmd.Flags().String("tls-ca", "", "PEM file of the CA to trust for --tls (default: system roots)")
-	cmd.Flags().Bool("tls-insecure", false, "do not verify the server certificate (test servers only)")
+	cmd.Flags().Bool("tls-insecure", false, "with --tls, do not verify the server certificate: anyone on the path can read the passwords (test servers only)")
 	cmd.Flags().String("local-addr", "", "source IP for every dial")
 	cmd.Flags().Int("procs", 1, "GOMAXPROCS for this process (0: Go's default); one thread costs the least CPU per command, so run a producer per core")
 	return cmd
@@ -44,7 +46,7 @@ func addProducerFlags(cmd *cobra.Command) {
 	f.String("accounts-file", "", "file of user:password lines")
 	f.String("accounts-template", "user%d", "account name template, numbered from 1 (without --accounts-file)")
 	f.Int("accounts-count", 100, "accounts made from the template")
-	f.String("accounts-password", "secret", "password of template accounts (env IMAPLOAD_ACCOUNTS_PASSWORD; never logged)")
+	f.String("accounts-password", "secret", "password of template accounts; prefer --accounts-password-file or env IMAPLOAD_ACCOUNTS_PASSWORD, as ps shows flags (never logged)")
 	f.Int("sessions", 32, "IMAP sessions per producer")
 	f.Int("sessions-per-account", 2, "concurrent sessions of one account per producer")
 	f.Int("queue", 0, "commands waiting for a free session before drops (default 4 × sessions)")
@@ -88,38 +90,63 @@ func producerOptions(cmd *cobra.Command) (*producer.Options, error) {
 	return o, nil
 }
 
-func tlsConfig(cmd *cobra.Command) (*tls.Config, error) {
-	insecure, _ := cmd.Flags().GetBool("tls-insecure")
-	cfg := &tls.Config{InsecureSkipVerify: insecure} //nolint:gosec // an explicit flag for test servers
-	if path := flagString(cmd, "tls-ca"); path != "" {
-		pem, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate", path)
-		}
+// tlsConfig returns the configuration of --tls, nil without it. --tls-ca and
+// --tls-insecure without --tls would be ignored in silence, so they are
+// usage errors; --tls-insecure is warned about at every start.
+func tlsConfig(cmd *cobra.Command, log *slog.Logger) (*tls.Config, error) {
+	f := cmd.Flags()
+	on, _ := f.GetBool("tls")
+	insecure, _ := f.GetBool("tls-insecure")
+	ca := flagString(cmd, "tls-ca")
+	switch {
+	case !on && insecure:
+		return nil, usage(errors.New("--tls-insecure needs --tls: it turns off the certificate check of TLS connections"))
+	case !on && ca != "":
+		return nil, usage(errors.New("--tls-ca needs --tls: it names the CA of TLS connections"))
+	case !on:
+		return nil, nil
+	case insecure:
+		log.Warn("producer: --tls-insecure: the IMAP server's certificate is NOT verified; anyone on the network path can " +
+			"impersonate the server and read every account's password. Use it for test servers only; --tls-ca trusts a private CA")
 	}
-	return cfg, nil
+	cfg := &tls.Config{InsecureSkipVerify: insecure} //nolint:gosec // an explicit flag for test servers, warned about
+	var err error
+	cfg.RootCAs, err = caPool(ca)
+	return cfg, err
+}
+
+// caPool returns the certificates of the PEM file path, nil (the system
+// roots) if path is "".
+func caPool(path string) (*x509.CertPool, error) {
+	if path == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--tls-ca %s: no PEM certificate", path)
+	}
+	return pool, nil
 }
 
 func runProducer(cmd *cobra.Command, _ []string) error {
 	if procs, _ := cmd.Flags().GetInt("procs"); procs > 0 {
 		runtime.GOMAXPROCS(procs)
 	}
+	log := logger(cmd)
+	tlsCfg, err := tlsConfig(cmd, log)
+	if err != nil {
+		return err
+	}
 	o, err := producerOptions(cmd)
 	if err != nil {
 		return err
 	}
 	o.ID, o.Addr, o.LocalAddr = flagString(cmd, "id"), flagString(cmd, "imap"), flagString(cmd, "local-addr")
-	o.TLS, _ = cmd.Flags().GetBool("tls")
-	if o.TLS {
-		if o.TLSConfig, err = tlsConfig(cmd); err != nil {
-			return err
-		}
-	}
-	o.Logger = logger(cmd)
+	o.TLS, o.TLSConfig, o.Logger = tlsCfg != nil, tlsCfg, log
 	nc, err := connectNATS(cmd, "imapload-producer")
 	if err != nil {
 		return err

@@ -25,7 +25,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := applyEnv(cmd.Flags()); err != nil {
+			if err := configure(cmd.Flags()); err != nil {
 				return err
 			}
 			if reexec && cmd.Annotations[annotSysmon] != "" {
@@ -40,19 +40,32 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().String("cpuprofile", "", "write a CPU profile of this process to the file")
 	root.AddCommand(commands()...)
+	addPasswordFiles(root)
 	markUsage(root)
 	return root
 }
 
+// configure completes the parsed flags: from the environment, then the
+// secrets from their files.
+func configure(fs *pflag.FlagSet) error {
+	if err := applyEnv(fs); err != nil {
+		return err
+	}
+	return readSecretFiles(fs)
+}
+
 // applyEnv sets every flag the user did not give from IMAPLOAD_<FLAG> (upper
-// case, '-' as '_'), so containers can be configured by environment alone.
+// case, '-' as '_'), so containers can be configured by environment alone. A
+// secret given on the command line by either of its flags (--x or --x-file)
+// is read from neither of their variables.
 func applyEnv(fs *pflag.FlagSet) error {
+	given := secretsGiven(fs)
 	var err error
 	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Changed || err != nil {
+		if f.Changed || err != nil || given[secretOf(f)] {
 			return
 		}
-		name := "IMAPLOAD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		name := envName(f.Name)
 		if v, ok := os.LookupEnv(name); ok {
 			if e := fs.Set(f.Name, v); e != nil {
 				err = fmt.Errorf("%s=%q: %w", name, v, e)
@@ -60,6 +73,12 @@ func applyEnv(fs *pflag.FlagSet) error {
 		}
 	})
 	return err
+}
+
+// envName is the environment variable of a flag: IMAPLOAD_ + its name in
+// upper case, with '_' for '-'.
+func envName(flag string) string {
+	return "IMAPLOAD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
 // logger returns the process logger: text on stderr at --log-level.
