@@ -97,7 +97,8 @@ func FuzzDecodeSketch(f *testing.F) {
 	for _, seed := range [][]byte{
 		messages.EncodeSketch(nil, sketchOfValues(f, 0, 1, 10, 100, 1000, 1e6)),
 		messages.EncodeSketch(nil, sketchOfValues(f, -5, 3)),
-		rawStore(3, bin{100, 1}, bin{1, 2.5}, bin{7, 1}),
+		rawStore(3, bin{100, 1}, bin{1, 3}, bin{7, 1}),
+		fractionalRepeat(),
 		rawZeroCount(7),
 		hostileBinCount(),
 		hostileJumps(),

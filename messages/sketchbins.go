@@ -2,7 +2,6 @@ package messages
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/DataDog/sketches-go/ddsketch"
 )
@@ -15,8 +14,8 @@ import (
 type SketchBins struct {
 	zero  float64   // values of 0
 	index []int32   // positive bins, ascending, within [minSketchIndex, maxSketchIndex]
-	count []float64 // their counts, finite and > 0
-	pos   float64   // Σ count, summed in the encoded order, as a store sums it
+	count []float64 // their counts, whole numbers > 0
+	pos   float64   // Σ count, at most 2⁵²: exact in any order
 }
 
 // Count is the number of values in the decoded sketch.
@@ -25,9 +24,9 @@ func (s *SketchBins) Count() float64 { return s.zero + s.pos } // as DDSketch.Ge
 // Decode replaces s's content with the untrusted sketch b. It refuses, with
 // an error wrapping ErrInvalidSketch and leaving s empty: more than
 // MaxSketchBytes, a truncated or unknown encoding, another index mapping,
-// a count that is negative, NaN or infinite (or counts adding up to
-// infinity), a negative latency, a value outside 1 ns..10¹² µs, and more
-// than 4096 bins in a store.
+// a count that is not a whole number from 0 to 2⁵² (or counts adding up to
+// more), a negative latency, a value outside 1 ns..10¹² µs, and more than
+// 4096 bins in a store.
 func (s *SketchBins) Decode(b []byte) (err error) {
 	s.reset()
 	if len(b) > MaxSketchBytes {
@@ -47,8 +46,8 @@ func (s *SketchBins) Decode(b []byte) (err error) {
 			return fmt.Errorf("%w: %v", ErrInvalidSketch, err)
 		}
 	}
-	if s.Count() > math.MaxFloat64 {
-		return fmt.Errorf("%w: total count +Inf", ErrInvalidSketch)
+	if s.Count() > maxSketchCount {
+		return fmt.Errorf("%w: total count %v, more than 2^52", ErrInvalidSketch, s.Count())
 	}
 	s.normalize()
 	return nil

@@ -46,7 +46,7 @@ func (d *sketchDecoder) next(s *SketchBins, b *[]byte) error {
 		if err != nil {
 			return err
 		}
-		if !(c >= 0) || math.IsInf(c, 1) || math.IsInf(s.zero+c, 1) {
+		if !wholeCount(c) || s.zero+c > maxSketchCount {
 			return fmt.Errorf("zero count %v", c)
 		}
 		s.zero += c
@@ -117,26 +117,42 @@ func (d *sketchDecoder) store(s *SketchBins, b *[]byte, mode enc.SubFlag, neg bo
 		if seen++; seen > maxSketchBins {
 			return fmt.Errorf("more than %d bins", maxSketchBins)
 		}
-		if !(count >= 0 && count <= math.MaxFloat64) || index < lo || index > hi || neg && count > 0 {
+		if !wholeCount(count) || index < lo || index > hi || neg && count > 0 {
 			return badBin(index, count)
 		}
 		if count > 0 {
-			total += count // finite counts ≥ 0: once +Inf, it stays so
+			total += count // at most 8192 counts ≤ 2⁵²: finite
 			indices, counts = append(indices, int32(index)), append(counts, count)
 		}
 	}
-	if total > math.MaxFloat64 {
-		return errors.New("total count +Inf")
+	if total > maxSketchCount {
+		return fmt.Errorf("total count %v, more than 2^52", total)
 	}
 	d.bins[btoi(neg)], *b, s.pos = seen, buf, total
 	return nil
 }
 
-// badBin says what is wrong with a bin whose count is not finite and ≥ 0,
-// whose value is out of the latency range, or that holds negative latencies.
+// maxSketchCount bounds a sketch's count, and so each of its counts: whole
+// numbers up to 2⁵² add up exactly, in any order, and survive the varfloat
+// encoding, which keeps the bits of c+1 (exact up to 2⁵³−1). A sketch then
+// reads the same however its bins were summed (encoded order, a store's
+// order, repeated bins combined) and EncodeSketch writes back what was
+// decoded. A fractional count, which no recorder makes, breaks both:
+// 65535 + 2⁻³⁷ is written back as 65535.
+const maxSketchCount = 1 << 52
+
+// wholeCount reports whether c is a count a sketch may hold: a whole number
+// from 0 to 2⁵². NaN is not.
+func wholeCount(c float64) bool {
+	return c >= 0 && c <= maxSketchCount && c == math.Trunc(c)
+}
+
+// badBin says what is wrong with a bin whose count is not a whole number
+// from 0 to 2⁵², whose value is out of the latency range, or that holds
+// negative latencies.
 func badBin(index int64, count float64) error {
 	switch {
-	case !(count >= 0) || count > math.MaxFloat64:
+	case !wholeCount(count):
 		return fmt.Errorf("bin %d has count %v", index, count)
 	case index < int64(minSketchIndex) || index > int64(maxSketchIndex):
 		return fmt.Errorf("bin %d: value %g µs out of range", index, sketchMapping.Value(int(index)))
