@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,6 +11,10 @@ import (
 
 	"github.com/imapload/imapload/messages"
 )
+
+// errNoCount refuses a step whose rate is to be divided by the live
+// producers when they cannot be counted.
+var errNoCount = errors.New("producer: cannot count the live producers")
 
 // stepReply is the answer to the step last accepted, for repeats of it.
 type stepReply struct {
@@ -69,13 +74,19 @@ func (p *Producer) onStep(ctx context.Context, m *nats.Msg) {
 
 // share is the step as this producer runs it: its part of the rate, see
 // messages.StepCommand.ShareFor. The live producers are counted only when the
-// rate is divided by them.
+// rate is divided by them. If the registry bucket is gone (a NATS restart
+// loses it), share recreates it, registers again and counts once more.
 func (p *Producer) share(ctx context.Context, cmd messages.StepCommand) (messages.StepInfo, error) {
 	n := cmd.Producers
 	if n == 0 {
 		live, err := p.reg.live(ctx)
+		if bucketGone(err) {
+			if err = p.reg.recreate(ctx); err == nil {
+				live, err = p.reg.live(ctx)
+			}
+		}
 		if err != nil && cmd.ProducerRate == 0 {
-			return messages.StepInfo{}, fmt.Errorf("producer: cannot count the live producers to share the rate: %w", err)
+			return messages.StepInfo{}, fmt.Errorf("%w to share the rate: %w", errNoCount, err)
 		}
 		n = live
 	}
@@ -85,9 +96,14 @@ func (p *Producer) share(ctx context.Context, cmd messages.StepCommand) (message
 	}, nil
 }
 
-// refuse logs a refused command and answers it when it is a request.
+// refuse answers a refused command when it is a request, and logs it at
+// most once per refusalEvery and kind of error (see refusalLog).
 func (p *Producer) refuse(m *nats.Msg, cmd messages.StepCommand, err error) {
-	p.log.Warn("producer: step command refused", "err", err)
+	kind := refusalKind(err)
+	if ok, suppressed := p.refusals.allow(kind, time.Now()); ok {
+		p.log.Warn("producer: step command refused", "kind", kind, "err", err,
+			"suppressed", suppressed, "log_every", refusalEvery)
+	}
 	r := messages.StepReply{Producer: p.cfg.ID, Error: err.Error()}
 	if messages.ValidName(cmd.Run) == nil && cmd.Step > 0 && cmd.Step <= messages.MaxStep {
 		r.Run, r.Step = cmd.Run, cmd.Step
@@ -118,4 +134,54 @@ func (p *Producer) stopStep() {
 	p.cur.stop()
 	p.cur = nil
 	p.reg.setStep("", 0)
+}
+
+// refusalEvery is how often at most a refusal of one kind is logged: a
+// controller sending bad commands in a loop (1,000 a second) must not fill
+// the disk, while every request still gets its answer.
+const refusalEvery = 10 * time.Second
+
+// refusalKind is the kind of a refusal's error, one of a fixed few, so that
+// the refusal log keeps a bounded state.
+func refusalKind(err error) string {
+	switch {
+	case errors.Is(err, messages.ErrInvalidStep):
+		return "invalid step command"
+	case errors.Is(err, errNoCount):
+		return "cannot count producers"
+	}
+	return "other"
+}
+
+// refusalLog decides which refusals are logged: the first of each kind,
+// then at most one per refusalEvery, which says how many of that kind were
+// not logged since the previous line. Time is an argument; the control
+// loop is its only user.
+type refusalLog struct {
+	kinds map[string]*refusals
+}
+
+type refusals struct {
+	next       time.Time // the earliest the next line of this kind may be logged
+	suppressed uint64    // refusals of this kind not logged since the last line
+}
+
+// allow reports whether a refusal of kind at now is logged and, if it is,
+// how many of its kind were suppressed before it.
+func (l *refusalLog) allow(kind string, now time.Time) (bool, uint64) {
+	if l.kinds == nil {
+		l.kinds = map[string]*refusals{}
+	}
+	r := l.kinds[kind]
+	if r == nil {
+		r = &refusals{}
+		l.kinds[kind] = r
+	}
+	if now.Before(r.next) {
+		r.suppressed++
+		return false, 0
+	}
+	n := r.suppressed
+	r.next, r.suppressed = now.Add(refusalEvery), 0
+	return true, n
 }

@@ -29,11 +29,12 @@ type Producer struct {
 	running atomic.Bool
 
 	// Set up by Run, then used by its control loop only.
-	js   jetstream.JetStream
-	reg  *registry
-	host *hostWatch // what the batches' health reports of the host
-	cur  *stepRun   // the step running or last run, nil before the first
-	last stepReply  // the answer to the step last accepted
+	js       jetstream.JetStream
+	reg      *registry
+	host     *hostWatch // what the batches' health reports of the host
+	cur      *stepRun   // the step running or last run, nil before the first
+	last     stepReply  // the answer to the step last accepted
+	refusals refusalLog // which refused commands are logged
 }
 
 // New checks opts and returns a Producer that will use nc. It does no I/O.
@@ -117,7 +118,8 @@ func (p *Producer) setUp(ctx context.Context) (chan *nats.Msg, *nats.Subscriptio
 	if err != nil {
 		return nil, nil, err
 	}
-	p.js, p.reg = js, newRegistry(kv, p.cfg.ID, p.cfg.Addr)
+	ensure := func(ctx context.Context) error { _, err := bus.EnsureProducers(ctx, js, p.cfg.Bus); return err }
+	p.js, p.reg = js, newRegistry(kv, ensure, p.cfg.ID, p.cfg.Addr)
 	msgs := make(chan *nats.Msg, stepQueue)
 	sub, err := p.nc.ChanSubscribe(messages.StepSubject, msgs)
 	if err == nil {
@@ -136,18 +138,48 @@ func (p *Producer) setUp(ctx context.Context) (chan *nats.Msg, *nats.Subscriptio
 	return msgs, sub, nil
 }
 
-// heartbeat re-puts the registry entry every Heartbeat until ctx ends.
+// heartbeat re-puts the registry entry every Heartbeat until ctx ends; a put
+// recreates the bucket if it is gone. After every reconnection it also
+// ensures the samples stream and re-registers at once, and on every beat
+// until that succeeds: a restarted NATS server may have lost both (the
+// bucket always, being in memory).
 func (p *Producer) heartbeat(ctx context.Context) {
 	t := time.NewTicker(p.cfg.Heartbeat)
 	defer t.Stop()
+	reconnected := p.nc.StatusChanged(nats.CONNECTED)
+	defer p.nc.RemoveStatusListener(reconnected)
+	repair := false // a reconnection's repair has not succeeded yet
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-reconnected:
+			repair = !p.repair(ctx)
 		case <-t.C:
-			if err := p.reg.put(ctx); err != nil && ctx.Err() == nil {
+			if repair {
+				repair = !p.repair(ctx)
+			} else if err := p.reg.put(ctx); err != nil && ctx.Err() == nil {
 				p.log.Warn("producer: heartbeat", "err", err)
 			}
 		}
 	}
+}
+
+// repair recreates what a NATS restart may have lost and registers again.
+// It reports whether it succeeded.
+func (p *Producer) repair(ctx context.Context) bool {
+	ectx, cancel := context.WithTimeout(ctx, registryTimeout)
+	_, err := bus.EnsureSamples(ectx, p.js, p.cfg.Bus)
+	cancel()
+	if err == nil {
+		err = p.reg.put(ctx)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			p.log.Warn("producer: after reconnecting; retried on the next heartbeat", "err", err)
+		}
+		return false
+	}
+	p.log.Info("producer: reconnected; samples stream and registry entry ensured")
+	return true
 }

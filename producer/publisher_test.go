@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,47 +30,67 @@ func startTestJetStream(t *testing.T) jetstream.JetStream {
 }
 
 // TestPublisherCountsLostBatches publishes while the samples stream does not
-// exist (an outage as JetStream sees it), then after it is created: the lost
-// batch is logged and counted in the next batch's Health.Lost, and a batch
-// the contract refuses is logged as a bug and counted the same way.
+// exist (an outage as JetStream sees it), then after it is created: the
+// unacknowledged batch is kept and stored once the stream is back, not
+// counted lost; a batch the contract refuses is logged as a bug and counted
+// lost in the next batch's Health.Lost.
 func TestPublisherCountsLostBatches(t *testing.T) {
 	js := startTestJetStream(t)
 	var logs bytes.Buffer
 	p := newPublisher(js, slog.New(slog.NewTextHandler(&logs, nil)), 0, 1)
 	rec := recorder.New("pub", 1, "p1", messages.StepInfo{}, nil)
+	ctx := context.Background()
 
-	p.ship(rec.Cut(0, 0, false, messages.Health{})) // seq 0: no stream yet, lost
-	if p.lost != 1 || !strings.Contains(logs.String(), "sample batch lost") {
-		t.Fatalf("after a failed publish: lost = %d, log %q; want 1 and a log line", p.lost, logs.String())
+	p.ship(ctx, rec.Cut(0, 0, false, messages.Health{})) // seq 0: no stream yet, kept
+	if p.lost != 0 || len(p.unacked) != 1 || !strings.Contains(logs.String(), "not acknowledged yet") {
+		t.Fatalf("after a failed publish: lost = %d, unacked %d, log %q; want 0, 1 and a log line", p.lost, len(p.unacked), logs.String())
 	}
-	if _, err := bus.EnsureSamples(context.Background(), js, nil); err != nil {
+	if _, err := bus.EnsureSamples(ctx, js, nil); err != nil {
 		t.Fatalf("bus.EnsureSamples() error = %v", err)
 	}
 	bad := rec.Cut(0, 0, false, messages.Health{})
 	bad.Completed = bad.Scheduled + 1 // a batch the contract refuses: our bug
-	p.ship(bad)                       // seq 1: refused by EncodeBatch, lost
-	if p.lost != 2 || !strings.Contains(logs.String(), "BUG") {
-		t.Fatalf("after an unencodable batch: lost = %d; want 2 and a BUG log line", p.lost)
+	p.ship(ctx, bad)                  // seq 1: refused by EncodeBatch, lost; seq 0 published again, stored
+	if p.lost != 1 || len(p.unacked) != 0 || !strings.Contains(logs.String(), "BUG") {
+		t.Fatalf("after an unencodable batch: lost = %d, unacked %d; want 1, 0 and a BUG log line", p.lost, len(p.unacked))
 	}
-	p.ship(rec.Cut(0, 0, true, messages.Health{})) // seq 2: published, carries Lost 2
+	p.ship(ctx, rec.Cut(0, 0, true, messages.Health{})) // seq 2: published, carries Lost 1
 	if p.lost != 0 {
 		t.Fatalf("after a successful publish: lost = %d, want 0", p.lost)
 	}
-	st, err := js.Stream(context.Background(), messages.SamplesStream)
+	seqs, lost, final := storedBatches(t, js)
+	if !slices.Equal(seqs, []uint64{0, 2}) || lost != 1 || !final {
+		t.Errorf("stored batches %v carrying lost %d, final %v; want [0 2], 1, true", seqs, lost, final)
+	}
+	st, err := js.Stream(ctx, messages.SamplesStream)
 	if err != nil {
 		t.Fatalf("Stream() error = %v", err)
 	}
-	m, err := st.GetLastMsgForSubject(context.Background(), messages.SamplesSubject("pub", 1, "p1"))
+	m, err := st.GetLastMsgForSubject(ctx, messages.SamplesSubject("pub", 1, "p1"))
 	if err != nil {
 		t.Fatalf("GetLastMsgForSubject() error = %v", err)
 	}
-	b, err := messages.DecodeBatch(m.Data)
-	if err != nil {
-		t.Fatalf("DecodeBatch() error = %v", err)
+	if m.Header.Get(bus.ContentType) != bus.MsgpackType || m.Header.Get(jetstream.MsgIDHeader) != messages.BatchMsgID("pub", 1, "p1", 2) {
+		t.Errorf("stored final batch headers %v; want msgpack and its message id", m.Header)
 	}
-	if b.Seq != 2 || b.Health.Lost != 2 || m.Header.Get(bus.ContentType) != bus.MsgpackType ||
-		m.Header.Get(jetstream.MsgIDHeader) != messages.BatchMsgID("pub", 1, "p1", 2) {
-		t.Errorf("stored batch seq %d lost %d headers %v; want seq 2, lost 2, msgpack, its message id", b.Seq, b.Health.Lost, m.Header)
+}
+
+// TestPublisherLosesUnackedAtFinal checks that a batch never acknowledged
+// (the stream never exists) is counted lost once the budget is spent, at
+// the final batch, and not before.
+func TestPublisherLosesUnackedAtFinal(t *testing.T) {
+	js := startTestJetStream(t)
+	var logs bytes.Buffer
+	p := newPublisher(js, slog.New(slog.NewTextHandler(&logs, nil)), 0, 1)
+	rec := recorder.New("pub", 1, "p1", messages.StepInfo{}, nil)
+	ctx := context.Background()
+	p.ship(ctx, rec.Cut(0, 0, false, messages.Health{}))
+	if p.lost != 0 {
+		t.Fatalf("after a first failed publish: lost = %d, want 0 (kept to retry)", p.lost)
+	}
+	p.ship(ctx, rec.Cut(0, 0, true, messages.Health{}))
+	if p.lost != 2 || len(p.unacked) != 0 || !strings.Contains(logs.String(), "sample batch lost") {
+		t.Errorf("after the final batch: lost = %d, unacked %d; want 2 (batch 0 and the final), 0, and log lines", p.lost, len(p.unacked))
 	}
 }
 
@@ -83,8 +104,12 @@ func TestPublisherRetriesUntilStored(t *testing.T) {
 	}
 	p := newPublisher(js, slog.New(slog.DiscardHandler), time.Second, 1)
 	b := recorder.New("dup", 1, "p1", messages.StepInfo{}, nil).Cut(0, 0, true, messages.Health{})
+	o, err := p.encode(b)
+	if err != nil {
+		t.Fatalf("encode() error = %v", err)
+	}
 	for range 3 {
-		if err := p.publish(b); err != nil {
+		if err := p.publish(context.Background(), o); err != nil {
 			t.Fatalf("publish() error = %v", err)
 		}
 	}

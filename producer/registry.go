@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/imapload/imapload/messages"
@@ -19,23 +20,44 @@ const registryTimeout = 5 * time.Second
 
 // registry is the producer's entry in messages.ProducersBucket. The bucket's
 // TTL expires entries that are not re-put, so the keys present are the live
-// producers, which is what a fleet rate is divided by.
+// producers, which is what a fleet rate is divided by. The bucket is in
+// memory storage, so a NATS restart loses it: put and recreate bring it back.
 type registry struct {
-	kv jetstream.KeyValue
+	kv     jetstream.KeyValue
+	ensure func(context.Context) error // creates the bucket (bus.EnsureProducers)
 
 	mu   sync.Mutex
 	info messages.ProducerInfo
 }
 
-func newRegistry(kv jetstream.KeyValue, id, target string) *registry {
+func newRegistry(kv jetstream.KeyValue, ensure func(context.Context) error, id, target string) *registry {
 	host, _ := os.Hostname()
-	return &registry{kv: kv, info: messages.ProducerInfo{
+	return &registry{kv: kv, ensure: ensure, info: messages.ProducerInfo{
 		ID: id, Host: host, PID: os.Getpid(), Started: time.Now().UTC(), Target: target,
 	}}
 }
 
-// put writes the entry now (a registration or a heartbeat).
+// put writes the entry now (a registration or a heartbeat). When the bucket
+// is gone it recreates it and writes again, once.
 func (r *registry) put(ctx context.Context) error {
+	err := r.putOnce(ctx)
+	if !bucketGone(err) {
+		return err
+	}
+	return r.recreate(ctx)
+}
+
+// recreate creates the bucket again and writes the entry into it.
+func (r *registry) recreate(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, registryTimeout)
+	defer cancel()
+	if err := r.ensure(ctx); err != nil {
+		return err
+	}
+	return r.putOnce(ctx)
+}
+
+func (r *registry) putOnce(ctx context.Context) error {
 	r.mu.Lock()
 	r.info.Heartbeat = time.Now().UTC()
 	b, err := json.Marshal(r.info)
@@ -48,6 +70,15 @@ func (r *registry) put(ctx context.Context) error {
 	defer cancel()
 	_, err = r.kv.Put(ctx, key, b)
 	return err
+}
+
+// bucketGone reports whether err says the bucket's stream does not exist,
+// as after a restart of a NATS server that held it in memory. KeyValue.Keys
+// reports it with the nats package's error, Put with no responders.
+func bucketGone(err error) bool {
+	return errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, nats.ErrStreamNotFound) ||
+		errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrNoResponders)
 }
 
 // setStep notes the step being run (run "" when none) for the next put.
