@@ -16,11 +16,15 @@
 //     [bus.MsgpackType]) to JetStream on
 //     [messages.SamplesSubject] ("imapload.samples.<run>.<step>.<producer>")
 //     with the message id [messages.BatchMsgID], so a retried publish is
-//     stored once.
+//     stored once. A batch whose ack did not come is kept and published
+//     again with the same id (nothing is sent while the connection is down);
+//     only the batches still unacknowledged when the step's retry budget ends
+//     count as lost (Health.Lost of the final batch).
 //   - Registers in the KV bucket [messages.ProducersBucket] under its id
 //     ([messages.ProducerInfo], JSON), re-put every Options.Heartbeat; the
 //     bucket's TTL expires the entries of producers that died. Run deletes
-//     the entry on the way out.
+//     the entry on the way out. After a NATS restart the heartbeat recreates
+//     the bucket and the samples stream and registers again.
 //
 // # Steps
 //
@@ -39,7 +43,8 @@
 // published — and then starts the new step. A command for the (run, step)
 // running or last run is answered again with the same reply and is not
 // restarted, so retried requests are harmless. An invalid command is refused
-// with a clear error (answer and log line) and changes nothing.
+// with a clear error and changes nothing: every request is answered, and the
+// log says it at most once per kind of refusal per 10 s, with a count.
 //
 // A step's clock starts when the producer accepts it (monotonic time). Load is
 // offered from the start for warm-up + duration; the measurement window is the

@@ -77,7 +77,7 @@ type config struct {
 	localAddr  net.Addr
 	sessions   int // effective: capped by the account pool
 	secrets    []string
-	publishFor time.Duration // how long one batch is retried before it counts as lost
+	publishFor time.Duration // retry budget per outage: how long unacknowledged batches are retried, with the same ids, before they count as lost (see publisher)
 }
 
 func (o *Options) config() (*config, error) {
