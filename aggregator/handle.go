@@ -18,17 +18,17 @@ const ioTimeout = 10 * time.Second
 
 // handle pools one delivered batch. Every message is acknowledged after it
 // is merged, except one per open step, held as the step's anchor until the
-// step's result is published; undecodable ones are terminated.
+// step's result is published; bad ones are terminated at once.
 func (a *Aggregator) handle(ctx context.Context, m jetstream.Msg) {
 	k, ok := parseSubject(m.Subject())
 	if !ok {
-		a.log.Warn("aggregator: message on an unexpected subject, terminated", "subject", m.Subject())
+		a.warn.warn("aggregator: message on an unexpected subject, terminated", "subject", m.Subject())
 		a.settle(m.Term())
 		return
 	}
 	md, err := m.Metadata()
 	if err != nil { // not a JetStream message: nothing to pool, nothing to ack
-		a.log.Warn("aggregator: message without JetStream metadata, dropped", "subject", m.Subject(), "err", err)
+		a.warn.warn("aggregator: message without JetStream metadata, dropped", "subject", m.Subject(), "err", err)
 		return
 	}
 	a.mu.Lock()
@@ -36,16 +36,11 @@ func (a *Aggregator) handle(ctx context.Context, m jetstream.Msg) {
 	if ctx.Err() != nil {
 		return // shutting down: the stream redelivers it to the next run
 	}
-	st, err := a.stepFor(ctx, k)
-	if err != nil {
-		a.log.Warn("aggregator: cannot load step, will retry", "run", k.run, "step", k.step, "err", err)
-		a.settle(m.NakWithDelay(time.Second))
-		return
-	}
+	st := a.open[k]
 	if st == nil {
-		a.log.Debug("aggregator: batch for a step already published", "subject", m.Subject())
-		a.settle(m.Ack())
-		return
+		if st = a.openFor(ctx, k, m, md); st == nil {
+			return // settled by openFor
+		}
 	}
 	a.keep(st, m, md)
 	if st.pool.finished() {
@@ -53,15 +48,74 @@ func (a *Aggregator) handle(ctx context.Context, m jetstream.Msg) {
 	}
 }
 
+// openFor opens step k for m, by replaying the step's batches from the
+// stream. It returns nil, having settled m, when m cannot open it: its step
+// has no command, is already published, or m disagrees with the command;
+// or when there is no room among the open steps yet.
+func (a *Aggregator) openFor(ctx context.Context, k stepKey, m jetstream.Msg, md *jetstream.MsgMetadata) *openStep {
+	cmd, ok := a.cmds.get(k)
+	if !ok {
+		a.noCommand(ctx, k, m, md)
+		return nil
+	}
+	if err := a.loadRun(ctx, k.run); err != nil {
+		return a.retry(m, "aggregator: cannot look up the published results, will retry", k, err)
+	}
+	if a.closed[k] {
+		a.log.Debug("aggregator: batch for a step already published", "subject", m.Subject())
+		a.settle(m.Ack())
+		return nil
+	}
+	if err := precheck(cmd, m.Subject(), m.Data()); err != nil {
+		a.refuse(k, m, md, err)
+		return nil
+	}
+	if len(a.open) >= a.opts.maxOpenSteps() {
+		return a.retry(m, "aggregator: too many open steps, batch delayed", k, nil)
+	}
+	st, err := a.replay(ctx, cmd)
+	if err != nil {
+		return a.retry(m, "aggregator: cannot load step, will retry", k, err)
+	}
+	a.open[k] = st
+	return st
+}
+
+// retry warns and NAKs m, to be redelivered in a second.
+func (a *Aggregator) retry(m jetstream.Msg, msg string, k stepKey, err error) *openStep {
+	a.warn.warn(msg, "run", k.run, "step", k.step, "err", err)
+	a.settle(m.NakWithDelay(time.Second))
+	return nil
+}
+
+// noCommand settles a batch whose step has no command. While the command
+// may still be on its way to the book, the batch is NAK'd and redelivered
+// shortly, a few times; then it is rejected.
+func (a *Aggregator) noCommand(ctx context.Context, k stepKey, m jetstream.Msg, md *jetstream.MsgMetadata) {
+	if md.NumDelivered < commandTries && !a.commandsCover(ctx, md.Timestamp) {
+		a.settle(m.NakWithDelay(commandDelay))
+		return
+	}
+	a.refuse(k, m, md, reject(ReasonNoCommand, "run %s step %d", k.run, k.step))
+}
+
+// refuse terminates a bad message, with a warning of its kind.
+func (a *Aggregator) refuse(k stepKey, m jetstream.Msg, md *jetstream.MsgMetadata, err error) {
+	msg := "aggregator: corrupt batch counted and terminated"
+	if r := RejectReason(err); r != "" {
+		msg = "aggregator: batch rejected: " + r
+	}
+	a.warn.warn(msg, "run", k.run, "step", k.step, "subject", m.Subject(), "stream_seq", md.Sequence.Stream, "err", err)
+	a.settle(m.Term())
+}
+
 // keep absorbs m into st, then terminates, holds or acknowledges it.
 func (a *Aggregator) keep(st *openStep, m jetstream.Msg, md *jetstream.MsgMetadata) {
 	seq := md.Sequence.Stream
-	corrupt, err := st.absorb(seq, md.Timestamp, m.Subject(), m.Data())
+	bad, err := st.absorb(seq, md.Timestamp, m.Subject(), m.Data())
 	switch {
-	case corrupt:
-		a.log.Warn("aggregator: corrupt batch counted and terminated",
-			"run", st.key.run, "step", st.key.step, "subject", m.Subject(), "stream_seq", seq, "err", err)
-		a.settle(m.Term())
+	case bad:
+		a.refuse(st.key, m, md, err)
 	case st.anchor == nil || st.anchorSeq == seq:
 		st.anchor, st.anchorSeq = m, seq // held (or redelivered) until the step is published
 	default:
@@ -75,33 +129,13 @@ func (a *Aggregator) settle(err error) {
 	}
 }
 
-// stepFor returns the open step k, opening it by replaying the step's
-// batches from the stream; nil when k was already published.
-func (a *Aggregator) stepFor(ctx context.Context, k stepKey) (*openStep, error) {
-	if st := a.open[k]; st != nil {
-		return st, nil
-	}
-	if err := a.loadRun(ctx, k.run); err != nil {
-		return nil, err
-	}
-	if a.closed[k] {
-		return nil, nil
-	}
-	st, err := a.replay(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	a.open[k] = st
-	return st, nil
-}
-
 // close publishes st's result and forgets the step. When publishing fails
 // the step stays open and the next sweep tries again.
 func (a *Aggregator) close(ctx context.Context, st *openStep) {
-	if st.pool.totals.batches == 0 {
-		a.log.Warn("aggregator: step had no valid batch, nothing to publish",
+	if st.pool.totals.batches == 0 { // not closed: a valid batch may open it again
+		a.warn.warn("aggregator: step had no valid batch, nothing to publish",
 			"run", st.key.run, "step", st.key.step, "corrupt", st.pool.totals.corrupt)
-		a.forget(st)
+		a.drop(st)
 		return
 	}
 	r := st.pool.Result()
@@ -110,16 +144,17 @@ func (a *Aggregator) close(ctx context.Context, st *openStep) {
 		a.log.Warn("aggregator: publishing step result, will retry", "run", r.Run, "step", r.Step, "err", err)
 		return
 	}
-	a.log.Info("aggregator: step result published", "run", r.Run, "step", r.Step,
-		"producers", len(r.Producers), "missing", len(r.Missing), "delivered_rate", r.DeliveredRate, "ratio", r.Ratio)
-	a.forget(st)
+	a.log.Info("aggregator: step result published", "run", r.Run, "step", r.Step, "producers", len(r.Producers),
+		"missing", len(r.Missing), "delivered_rate", r.DeliveredRate, "ratio", r.Ratio, "rejected", st.pool.Rejected())
+	a.closed[st.key] = true
+	a.drop(st)
 }
 
-func (a *Aggregator) forget(st *openStep) {
+// drop forgets an open step, and with it every reference to its batches.
+func (a *Aggregator) drop(st *openStep) {
 	if st.anchor != nil {
 		a.settle(st.anchor.Ack())
 	}
-	a.closed[st.key] = true
 	delete(a.open, st.key)
 }
 

@@ -40,7 +40,50 @@ func startBus(t *testing.T) *testBus {
 	if _, err := bus.EnsureResults(ctx, js, nil); err != nil {
 		t.Fatalf("bus.EnsureResults() error = %v", err)
 	}
+	if _, err := bus.EnsureSteps(ctx, js, nil); err != nil {
+		t.Fatalf("bus.EnsureSteps() error = %v", err)
+	}
 	return &testBus{nc: nc, js: js}
+}
+
+// stepCommand is the command stepBatches' steps run under.
+func stepCommand(run string, step int) messages.StepCommand {
+	zero := messages.Duration(0)
+	return messages.StepCommand{Run: run, Step: step, Rate: 100, Duration: messages.Duration(time.Second), Warmup: &zero}
+}
+
+// command publishes the command of a step of stepBatches, as an operator
+// would, and waits until the steps stream has stored it.
+func (tb *testBus) command(t *testing.T, run string, step int) {
+	t.Helper()
+	tb.commandRaw(t, stepCommand(run, step))
+}
+
+func (tb *testBus) commandRaw(t *testing.T, cmd any) {
+	t.Helper()
+	data, err := json.Marshal(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb.commandBytes(t, data)
+}
+
+// commandBytes publishes data on the step subject and waits until the
+// steps stream has stored it.
+func (tb *testBus) commandBytes(t *testing.T, data []byte) {
+	t.Helper()
+	st, err := tb.js.Stream(testCtx(t), bus.StepsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := st.CachedInfo().State.LastSeq
+	if err := tb.nc.Publish(messages.StepSubject, data); err != nil {
+		t.Fatalf("Publish(%s) error = %v", messages.StepSubject, err)
+	}
+	waitFor(t, 10*time.Second, "the step command stored", func() bool {
+		info, err := st.Info(testCtx(t))
+		return err == nil && info.State.LastSeq > before
+	})
 }
 
 func testCtx(t *testing.T) context.Context {
@@ -142,6 +185,7 @@ func (tb *testBus) consumed(t *testing.T, durable string, held int) bool {
 
 // running is an aggregator started by startAgg.
 type running struct {
+	a      *Aggregator
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -153,7 +197,7 @@ func startAgg(t *testing.T, nc *nats.Conn, opts *Options) *running {
 		t.Fatalf("New() error = %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{cancel: cancel, done: make(chan error, 1)}
+	r := &running{a: a, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- a.Run(ctx) }()
 	t.Cleanup(func() { r.stop(t) })
 	return r
@@ -182,7 +226,7 @@ func (r *running) stop(t *testing.T) {
 // Batches come in the order a fleet publishes them: every producer's batch 0,
 // then every producer's batch 1, and so on.
 func stepBatches(run string, step int, producers []string, n int) []*messages.SampleBatch {
-	info := messages.StepInfo{FleetRate: 100, Rate: 50, Producers: len(producers), Duration: int64(time.Second)}
+	info := messages.StepInfo{FleetRate: 100, Rate: 100 / float64(len(producers)), Producers: len(producers), Duration: int64(time.Second)}
 	var out []*messages.SampleBatch
 	for i, id := range producers {
 		rec := recorder.New(run, step, id, info, &recorder.Options{Seed: uint64(i + 1), Reservoir: 16})

@@ -22,6 +22,16 @@ type Options struct {
 	// redelivering (default 30s). It bounds how long a restarted aggregator
 	// takes to learn of a step its predecessor left open.
 	AckWait time.Duration
+	// MaxOpenSteps bounds the steps pooled at once (default 64). A batch of
+	// another step waits, NAK'd, until one is published.
+	MaxOpenSteps int
+	// MaxCommands bounds the step commands kept (default
+	// bus.StepsMaxMsgs); past it the oldest is forgotten, and a batch of its
+	// step is rejected.
+	MaxCommands int
+	// WarnEvery is how often each kind of warning about bad input is
+	// logged at most, with the count of those not logged (default 10s).
+	WarnEvery time.Duration
 	// Pool tunes the pools (nil: defaults).
 	Pool *PoolOptions
 	// Bus sizes the streams the aggregator ensures (nil: defaults).
@@ -37,6 +47,27 @@ func (o *Options) stepTimeout() time.Duration {
 		return 15 * time.Second
 	}
 	return o.StepTimeout
+}
+
+func (o *Options) maxOpenSteps() int {
+	if o == nil || o.MaxOpenSteps <= 0 {
+		return 64
+	}
+	return o.MaxOpenSteps
+}
+
+func (o *Options) maxCommands() int {
+	if o == nil || o.MaxCommands <= 0 {
+		return bus.StepsMaxMsgs
+	}
+	return o.MaxCommands
+}
+
+func (o *Options) warnEvery() time.Duration {
+	if o == nil || o.WarnEvery <= 0 {
+		return 10 * time.Second
+	}
+	return o.WarnEvery
 }
 
 func (o *Options) durable() string {

@@ -36,10 +36,12 @@ type Pool struct {
 	prods  map[string]*producerAcc
 	phases [messages.NumPhases]phaseAcc
 	errs   map[errKey]*errAcc
-	ref    *batchKey // the first batch in (producer, seq) order: its Info is the step's
+	ref    *batchKey // the first batch in (producer, seq) order: its Info is the step's, without a command
 	info   messages.StepInfo
+	lim    *limits // the step's command, when the pool has one
 	totals totals
 	bins   []messages.SketchBins // scratch: the sketches of the batch being added
+	reject map[string]uint64     // batches refused for disagreeing with the command, by reason
 }
 
 // totals are the step-wide sums and maxima.
@@ -60,6 +62,22 @@ func NewPool(run string, step int, opts *PoolOptions) *Pool {
 	}
 }
 
+// NewCommandPool returns an empty pool for the step cmd starts. The step's
+// rate, duration and warm-up are the command's, never a batch's, and Add
+// refuses, with an error wrapping ErrRejected, any batch that disagrees with
+// the command (see RejectReason). It does no I/O.
+func NewCommandPool(cmd messages.StepCommand, opts *PoolOptions) *Pool {
+	p := NewPool(cmd.Run, cmd.Step, opts)
+	lim := newLimits(cmd)
+	p.lim, p.reject = &lim, map[string]uint64{}
+	p.info = messages.StepInfo{FleetRate: cmd.Rate, Warmup: lim.warmup, Duration: lim.duration}
+	return p
+}
+
+// Rejected counts, by reason, the batches Add refused for disagreeing with
+// the pool's command.
+func (p *Pool) Rejected() map[string]uint64 { return p.reject }
+
 // Add pools b. A batch already added (same producer and sequence number) is
 // counted as a duplicate and returns added = false. A batch of another run or
 // step returns an error wrapping ErrWrongStep; an invalid one (see
@@ -78,10 +96,16 @@ func (p *Pool) Add(b *messages.SampleBatch) (added bool, err error) {
 	if err := b.Validate(); err != nil {
 		return false, fmt.Errorf("%w: %w", ErrInvalidBatch, err)
 	}
+	if err := p.checkCommand(b); err != nil {
+		return false, err
+	}
 	k := batchKey{b.Producer, b.Seq}
 	if _, dup := p.seen[k]; dup {
 		p.totals.duplicates++
 		return false, nil
+	}
+	if err := p.admit(b); err != nil {
+		return false, err
 	}
 	if err := p.decodeSketches(b); err != nil {
 		return false, fmt.Errorf("%w: producer %s batch %d: %w", ErrInvalidBatch, b.Producer, b.Seq, err)
@@ -123,7 +147,7 @@ func (p *Pool) commit(b *messages.SampleBatch, k batchKey) {
 	t.lost += b.Health.Lost
 	t.lagP99Max = max(t.lagP99Max, b.Health.LagP99)
 	t.cpuMax = max(t.cpuMax, b.Health.CPU)
-	if p.ref == nil || k.less(*p.ref) {
+	if p.lim == nil && (p.ref == nil || k.less(*p.ref)) {
 		p.ref, p.info = &k, b.Info
 	}
 	pa := p.producer(b.Producer)
@@ -188,7 +212,10 @@ type producerAcc struct {
 	batches   uint64
 	final     bool
 	finalSeq  uint64
-	finalTo   int64 // where its final batch ends, ns into the window
+	maxSeq    uint64 // its highest sequence number
+	scheduled uint64
+	volume    uint64 // every count of its batches, summed (see volume)
+	finalTo   int64  // where its final batch ends, ns into the window
 	lost      uint64
 	completed uint64
 	errors    uint64
@@ -205,6 +232,8 @@ func (pa *producerAcc) add(b *messages.SampleBatch) {
 		pa.rate = b.Info.Rate
 	}
 	pa.batches++
+	v, _ := volume(b)
+	pa.maxSeq, pa.scheduled, pa.volume = max(pa.maxSeq, b.Seq), pa.scheduled+b.Scheduled, pa.volume+v
 	if b.Final {
 		pa.final, pa.finalSeq, pa.finalTo = true, b.Seq, b.To
 	}

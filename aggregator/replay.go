@@ -13,12 +13,13 @@ import (
 // replayBatch is how many messages one fetch of a replay asks for.
 const replayBatch = 256
 
-// replay opens step k by reading every batch of it stored so far, in stream
+// replay opens the step cmd started by reading every batch of it stored so far, in stream
 // order, with an ordered consumer. Whatever this aggregator, or one before
 // it, acknowledged earlier is pooled again: that is what makes a restart
 // mid-step give the same result.
-func (a *Aggregator) replay(ctx context.Context, k stepKey) (*openStep, error) {
-	st := newOpenStep(k, a.opts.poolOptions())
+func (a *Aggregator) replay(ctx context.Context, cmd messages.StepCommand) (*openStep, error) {
+	st := newOpenStep(cmd, a.opts.poolOptions())
+	k := st.key
 	err := a.readAll(ctx, messages.SamplesStream, messages.StepSamplesFilter(k.run, k.step),
 		func(m jetstream.Msg, md *jetstream.MsgMetadata) {
 			_, _ = st.absorb(md.Sequence.Stream, md.Timestamp, m.Subject(), m.Data())
@@ -72,6 +73,7 @@ func (a *Aggregator) readAll(ctx context.Context, stream, filter string, each fu
 	if err != nil {
 		return err
 	}
+	defer a.deleteConsumer(ctx, stream, oc)
 	for ctx.Err() == nil {
 		batch, err := oc.FetchNoWait(replayBatch)
 		if err != nil {
@@ -94,4 +96,17 @@ func (a *Aggregator) readAll(ctx context.Context, stream, filter string, each fu
 		}
 	}
 	return ctx.Err()
+}
+
+// deleteConsumer removes a finished ordered consumer at once, rather than
+// after its inactivity threshold, so that replays never pile up towards the
+// server's limit of consumers per stream.
+func (a *Aggregator) deleteConsumer(ctx context.Context, stream string, oc jetstream.Consumer) {
+	info := oc.CachedInfo()
+	if info == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ioTimeout)
+	defer cancel()
+	_ = a.js.DeleteConsumer(ctx, stream, info.Name)
 }

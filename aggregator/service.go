@@ -22,12 +22,17 @@ type Aggregator struct {
 	log  *slog.Logger
 	now  func() time.Time
 
-	mu      sync.Mutex // guards everything below; held while handling a message
-	js      jetstream.JetStream
-	results jetstream.Stream
-	open    map[stepKey]*openStep
-	closed  map[stepKey]bool // published, or abandoned with nothing to publish
-	runs    map[string]bool  // runs whose published results were looked up
+	cmds *commandBook // every step's command, as read from the steps stream
+	warn *warnLimiter // warnings about bad input, a few a minute at most
+
+	mu       sync.Mutex // guards everything below; held while handling a message
+	js       jetstream.JetStream
+	results  jetstream.Stream
+	steps    jetstream.Stream
+	lookedAt time.Time // when the steps stream's end was last looked at
+	open     map[stepKey]*openStep
+	closed   map[stepKey]bool // published, or abandoned with nothing to publish
+	runs     map[string]bool  // runs whose published results were looked up
 }
 
 // New returns an aggregator that will use nc. It does no I/O.
@@ -35,31 +40,35 @@ func New(nc *nats.Conn, opts *Options) (*Aggregator, error) {
 	if nc == nil {
 		return nil, ErrNoConn
 	}
+	log, now := opts.logger(), opts.now()
 	return &Aggregator{
-		nc: nc, opts: opts, log: opts.logger(), now: opts.now(),
+		nc: nc, opts: opts, log: log, now: now,
+		cmds: newCommandBook(opts.maxCommands()), warn: newWarnLimiter(log, opts.warnEvery(), now),
 		open: map[stepKey]*openStep{}, closed: map[stepKey]bool{}, runs: map[string]bool{},
 	}, nil
 }
 
-// Run ensures the streams, consumes batches with the durable consumer and
-// publishes step results until ctx is cancelled; then it stops consuming,
+// Run ensures the streams, follows the step commands, consumes batches with
+// the durable consumer and publishes step results until ctx is cancelled;
+// then it stops consuming,
 // waits for the message in hand and returns nil. Steps still open stay open
 // in the stream (see doc.go): a later Run with the same Durable resumes them.
 // Call Run once per Aggregator.
 func (a *Aggregator) Run(ctx context.Context) error {
-	cons, err := a.setup(ctx)
+	cons, cmds, err := a.setup(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // cancelled while setting up
 		}
 		return err
 	}
+	defer stopConsuming(cmds)
 	a.log.Info("aggregator: consuming batches", "stream", messages.SamplesStream,
 		"durable", a.opts.durable(), "step_timeout", a.opts.stepTimeout())
 	cc, err := cons.Consume(func(m jetstream.Msg) { a.handle(ctx, m) },
 		jetstream.PullMaxMessages(64),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			a.log.Warn("aggregator: consuming batches", "err", err)
+			a.warn.warn("aggregator: consuming batches", "err", err)
 		}))
 	if err != nil {
 		return fmt.Errorf("aggregator: consume %s: %w", messages.SamplesStream, err)
@@ -69,8 +78,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			cc.Stop()
-			<-cc.Closed()
+			stopConsuming(cc)
 			return nil
 		case <-tick.C:
 			a.sweep(ctx)
@@ -78,33 +86,58 @@ func (a *Aggregator) Run(ctx context.Context) error {
 	}
 }
 
-func (a *Aggregator) setup(ctx context.Context) (jetstream.Consumer, error) {
-	js, err := jetstream.New(a.nc)
+func stopConsuming(cc jetstream.ConsumeContext) {
+	cc.Stop()
+	<-cc.Closed()
+}
+
+// setup ensures the streams, starts reading the step commands and creates
+// the durable consumer of batches.
+func (a *Aggregator) setup(ctx context.Context) (jetstream.Consumer, jetstream.ConsumeContext, error) {
+	if err := a.ensure(ctx); err != nil {
+		return nil, nil, err
+	}
+	cmds, err := a.followCommands(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("aggregator: jetstream: %w", err)
+		return nil, nil, err
 	}
-	if _, err := bus.EnsureSamples(ctx, js, a.opts.busOptions()); err != nil {
-		return nil, fmt.Errorf("aggregator: %w", err)
-	}
-	results, err := bus.EnsureResults(ctx, js, a.opts.busOptions())
-	if err != nil {
-		return nil, fmt.Errorf("aggregator: %w", err)
-	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, messages.SamplesStream, jetstream.ConsumerConfig{
+	cons, err := a.js.CreateOrUpdateConsumer(ctx, messages.SamplesStream, jetstream.ConsumerConfig{
 		Durable:       a.opts.durable(),
 		Description:   "imapload aggregator: pools sample batches into step results",
 		FilterSubject: messages.SamplesSubjects,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       a.opts.ackWait(),
-		MaxAckPending: 10_000,
+		MaxAckPending: maxAckPending,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("aggregator: durable consumer %q: %w", a.opts.durable(), err)
+		stopConsuming(cmds)
+		return nil, nil, fmt.Errorf("aggregator: durable consumer %q: %w", a.opts.durable(), err)
+	}
+	return cons, cmds, nil
+}
+
+// maxAckPending bounds the batches delivered and not yet settled: the
+// anchors of open steps, and batches waiting, NAK'd, for their command or
+// for room among the open steps. Everything else is settled at once.
+const maxAckPending = 10_000
+
+// ensure creates or updates the samples and results streams.
+func (a *Aggregator) ensure(ctx context.Context) error {
+	js, err := jetstream.New(a.nc)
+	if err != nil {
+		return fmt.Errorf("aggregator: jetstream: %w", err)
+	}
+	if _, err := bus.EnsureSamples(ctx, js, a.opts.busOptions()); err != nil {
+		return fmt.Errorf("aggregator: %w", err)
+	}
+	results, err := bus.EnsureResults(ctx, js, a.opts.busOptions())
+	if err != nil {
+		return fmt.Errorf("aggregator: %w", err)
 	}
 	a.mu.Lock()
 	a.js, a.results = js, results
 	a.mu.Unlock()
-	return cons, nil
+	return nil
 }
 
 // sweepEvery is how often open steps are checked for their deadline.
@@ -122,4 +155,19 @@ func (a *Aggregator) sweep(ctx context.Context) {
 			a.close(ctx, st)
 		}
 	}
+	a.prune()
+}
+
+// prune forgets the closed steps whose command the book no longer holds: a
+// batch of theirs is rejected anyway. It keeps a.closed and a.runs bounded.
+func (a *Aggregator) prune() {
+	if len(a.closed) <= 2*a.opts.maxCommands() {
+		return
+	}
+	for k := range a.closed {
+		if _, ok := a.cmds.get(k); !ok {
+			delete(a.closed, k)
+		}
+	}
+	clear(a.runs) // looked up again when a run's step next opens
 }

@@ -19,6 +19,7 @@ func TestNewNilConn(t *testing.T) {
 
 func TestServicePublishesCompleteStep(t *testing.T) {
 	tb := startBus(t)
+	tb.command(t, "r1", 1)
 	batches := stepBatches("r1", 1, []string{"a", "b", "c"}, 3)
 	for _, b := range batches {
 		tb.publish(t, b, "")
@@ -45,6 +46,7 @@ func TestServicePublishesCompleteStep(t *testing.T) {
 // the same durable: the result must be the one of a single pass.
 func TestServiceRestartMidStep(t *testing.T) {
 	tb := startBus(t)
+	tb.command(t, "r1", 2)
 	batches := stepBatches("r1", 2, []string{"a", "b", "c", "d"}, 4)
 	half := len(batches) / 2
 	for _, b := range batches[:half] {
@@ -73,6 +75,7 @@ func TestServiceRestartMidStep(t *testing.T) {
 // new aggregator learns of the step from the message the first one held.
 func TestServiceRestartWhileWaiting(t *testing.T) {
 	tb := startBus(t)
+	tb.command(t, "r1", 3)
 	batches := stepBatches("r1", 3, []string{"a", "b"}, 2)
 	batches = append(batches, stepBatches("r1", 3, []string{"z"}, 1)[0]) // z accepts, then vanishes
 	for _, b := range batches {
@@ -94,6 +97,7 @@ func TestServiceRestartWhileWaiting(t *testing.T) {
 
 func TestServiceDuplicateBatch(t *testing.T) {
 	tb := startBus(t)
+	tb.command(t, "r1", 4)
 	batches := stepBatches("r1", 4, []string{"a", "b"}, 2)
 	for _, b := range batches {
 		tb.publish(t, b, "")
@@ -113,6 +117,7 @@ func TestServiceDuplicateBatch(t *testing.T) {
 
 func TestServiceCorruptBatch(t *testing.T) {
 	tb := startBus(t)
+	tb.command(t, "r1", 5)
 	logs := &logBuffer{}
 	batches := stepBatches("r1", 5, []string{"a", "b"}, 2)
 	tb.publishRaw(t, messages.SamplesSubject("r1", 5, "evil"), []byte("\x81\xa3run\xdb\xff\xff\xff\xff"), "evil-1")
@@ -133,6 +138,7 @@ func TestServiceCorruptBatch(t *testing.T) {
 
 func TestServiceMissingProducer(t *testing.T) {
 	tb := startBus(t)
+	tb.command(t, "r1", 6)
 	batches := stepBatches("r1", 6, []string{"a"}, 2)
 	batches = append(batches, stepBatches("r1", 6, []string{"b"}, 1)[0]) // batch 0 only
 	for _, b := range batches {
@@ -154,6 +160,7 @@ func TestServiceMissingProducer(t *testing.T) {
 // published and publish nothing.
 func TestServiceNeverPublishesTwice(t *testing.T) {
 	tb := startBus(t)
+	tb.command(t, "r1", 7)
 	for _, b := range stepBatches("r1", 7, []string{"a", "b"}, 2) {
 		tb.publish(t, b, "")
 	}
@@ -174,6 +181,7 @@ func TestServiceNeverPublishesTwice(t *testing.T) {
 // TestServiceLargeStep has more batches than one replay fetch returns.
 func TestServiceLargeStep(t *testing.T) {
 	tb := startBus(t)
+	tb.command(t, "r1", 8)
 	ids := make([]string, 40)
 	for i := range ids {
 		ids[i] = "p" + pad2(i)

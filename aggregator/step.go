@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -23,13 +24,13 @@ type openStep struct {
 	key       stepKey
 	pool      *Pool
 	seen      map[uint64]bool // stream sequence → corrupt
-	first     time.Time       // when its earliest message was stored
+	first     time.Time       // when its earliest pooled batch was stored
 	anchor    jetstream.Msg
 	anchorSeq uint64
 }
 
-func newOpenStep(k stepKey, opts *PoolOptions) *openStep {
-	return &openStep{key: k, pool: NewPool(k.run, k.step, opts), seen: map[uint64]bool{}}
+func newOpenStep(cmd messages.StepCommand, opts *PoolOptions) *openStep {
+	return &openStep{key: stepKey{cmd.Run, cmd.Step}, pool: NewCommandPool(cmd, opts), seen: map[uint64]bool{}}
 }
 
 // parseSubject reads the step from a samples subject,
@@ -47,27 +48,50 @@ func parseSubject(subject string) (stepKey, bool) {
 }
 
 // absorb pools the message stored at seq, once. It reports whether the
-// message is corrupt (undecodable, refused by the pool, or not matching its
-// subject), whether or not it was new.
-func (st *openStep) absorb(seq uint64, stored time.Time, subject string, data []byte) (corrupt bool, err error) {
+// message is bad, whether or not it was new: corrupt (undecodable, refused
+// by the pool as invalid, or not matching its subject; counted in Corrupt)
+// or rejected (disagreeing with the step's command; err wraps ErrRejected
+// and the pool counts it). A bad message never changes the step.
+func (st *openStep) absorb(seq uint64, stored time.Time, subject string, data []byte) (bad bool, err error) {
 	if c, dup := st.seen[seq]; dup {
 		return c, nil
 	}
-	if st.first.IsZero() || stored.Before(st.first) {
-		st.first = stored
-	}
-	b, err := messages.DecodeBatch(data)
-	if err == nil && messages.SamplesSubject(b.Run, b.Step, b.Producer) != subject {
-		err = fmt.Errorf("%w: batch of run %q step %d producer %q stored on %s", ErrInvalidBatch, b.Run, b.Step, b.Producer, subject)
-	}
+	b, err := decodeOn(subject, data)
 	if err == nil {
 		_, err = st.pool.Add(b)
 	}
 	st.seen[seq] = err != nil
-	if err != nil {
+	switch {
+	case err == nil && (st.first.IsZero() || stored.Before(st.first)):
+		st.first = stored
+	case err != nil && !errors.Is(err, ErrRejected):
 		st.pool.Corrupt()
 	}
 	return err != nil, err
+}
+
+// decodeOn decodes a batch stored on subject, which must name its run, step
+// and producer.
+func decodeOn(subject string, data []byte) (*messages.SampleBatch, error) {
+	b, err := messages.DecodeBatch(data)
+	if err == nil && messages.SamplesSubject(b.Run, b.Step, b.Producer) != subject {
+		err = fmt.Errorf("%w: batch of run %q step %d producer %q stored on %s", ErrInvalidBatch, b.Run, b.Step, b.Producer, subject)
+	}
+	return b, err
+}
+
+// precheck is what a batch must pass to open its step: it decodes, matches
+// its subject, and agrees with the command (ErrRejected otherwise).
+func precheck(cmd messages.StepCommand, subject string, data []byte) error {
+	b, err := decodeOn(subject, data)
+	if err == nil {
+		err = b.Validate()
+	}
+	if err != nil {
+		return err
+	}
+	lim := newLimits(cmd)
+	return lim.check(b)
 }
 
 // deadline is when the step is closed even with final batches missing: its

@@ -125,3 +125,83 @@ func TestEnsureIsIdempotent(t *testing.T) {
 		t.Errorf("samples stream holds %d messages after a duplicate publish, want 1", info.State.Msgs)
 	}
 }
+
+// TestStepsStreamKeepsCommandsSilently publishes step commands on the core
+// subject: the steps stream keeps them, and a request gets only the
+// responder's reply, not the stream's PubAck. The same request on a stream
+// without NoAck gets both, which shows the check can fail.
+func TestStepsStreamKeepsCommandsSilently(t *testing.T) {
+	_, nc := embedded.NATSForTest(t)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range 2 {
+		if _, err := bus.EnsureSteps(ctx, js, nil); err != nil {
+			t.Fatalf("EnsureSteps: %v", err)
+		}
+	}
+	if got := bus.StepsConfig(nil); !got.NoAck || got.MaxMsgs <= 0 || got.MaxBytes <= 0 || got.MaxAge <= 0 {
+		t.Errorf("StepsConfig(nil) NoAck = %v, MaxMsgs = %d, MaxBytes = %d, MaxAge = %v; want true and bounded", got.NoAck, got.MaxMsgs, got.MaxBytes, got.MaxAge)
+	}
+	control := bus.StepsConfig(nil)
+	control.Name, control.Subjects, control.NoAck = "CONTROL", []string{"control.step"}, false
+	if _, err := js.CreateOrUpdateStream(ctx, control); err != nil {
+		t.Fatal(err)
+	}
+	if got := replies(t, ctx, js, bus.StepsStream, messages.StepSubject); got != 1 {
+		t.Errorf("request on %s got %d replies, want 1 (the responder's only)", messages.StepSubject, got)
+	}
+	if got := replies(t, ctx, js, "CONTROL", "control.step"); got != 2 {
+		t.Errorf("request on a stream without NoAck got %d replies, want 2 (responder and PubAck)", got)
+	}
+}
+
+// replies sends a request on subject, which stream captures and one
+// responder answers, and counts the replies once the stream stored it.
+func replies(t *testing.T, ctx context.Context, js jetstream.JetStream, stream, subject string) int {
+	t.Helper()
+	nc := js.Conn()
+	sub, err := nc.Subscribe(subject, func(m *nats.Msg) { _ = m.Respond([]byte(`{"accepted":true}`)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	inbox := nc.NewRespInbox()
+	replies, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.PublishRequest(subject, inbox, []byte(`{"run":"r1","step":1,"rate":10,"duration":"1s"}`)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		info, err := st.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs == 1 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("stream %s never stored the request", stream)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for ; ; n++ {
+		if _, err := replies.NextMsg(200 * time.Millisecond); err != nil {
+			return n
+		}
+	}
+}

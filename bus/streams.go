@@ -90,6 +90,39 @@ func ResultsConfig(o *Options) jetstream.StreamConfig {
 	}
 }
 
+// StepsStream keeps every step command published on messages.StepSubject, so
+// that the aggregator can check each batch against the command of its step.
+// (The lead is to move this name to package messages beside SamplesStream.)
+const StepsStream = "IMAPLOAD_STEPS"
+
+// Bounds of StepsStream: far more commands than any day of runs sends, in a
+// few megabytes; past them the oldest commands go first.
+const (
+	StepsMaxMsgs  = 10_000
+	StepsMaxBytes = 64 << 20
+)
+
+// StepsConfig is the configuration of StepsStream. It captures the core
+// subject messages.StepSubject with NoAck, so the stream sends no PubAck:
+// a request on the subject (`nats req imapload.step …`, the ramp's broadcast)
+// gets only the producers' replies.
+func StepsConfig(o *Options) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        StepsStream,
+		Description: "imapload step commands (JSON) as published on " + messages.StepSubject,
+		Subjects:    []string{messages.StepSubject},
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		MaxAge:      o.maxAge(),
+		MaxMsgs:     StepsMaxMsgs,
+		MaxBytes:    StepsMaxBytes,
+		MaxMsgSize:  messages.MaxStepJSONBytes,
+		NoAck:       true,
+		Replicas:    o.replicas(),
+	}
+}
+
 // ProducersConfig is the configuration of messages.ProducersBucket.
 func ProducersConfig(o *Options) jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{
@@ -110,6 +143,13 @@ func EnsureSamples(ctx context.Context, js jetstream.JetStream, o *Options) (jet
 // EnsureResults creates or updates the results stream.
 func EnsureResults(ctx context.Context, js jetstream.JetStream, o *Options) (jetstream.Stream, error) {
 	return ensureStream(ctx, js, ResultsConfig(o))
+}
+
+// EnsureSteps creates or updates the steps stream. Whoever may publish a step
+// command first (aggregator, producers, ramp) ensures it, so that no command
+// goes unrecorded.
+func EnsureSteps(ctx context.Context, js jetstream.JetStream, o *Options) (jetstream.Stream, error) {
+	return ensureStream(ctx, js, StepsConfig(o))
 }
 
 // EnsureProducers creates or updates the producer registry bucket.
