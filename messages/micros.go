@@ -163,10 +163,16 @@ func (r *wireReader) arrayLen() (int, error) {
 		return int(c & 0x0f), nil
 	case c == 0xdc: // array 16
 		b, err := r.next(2)
-		return int(binary.BigEndian.Uint16(b)), err
+		if err != nil {
+			return 0, err
+		}
+		return int(binary.BigEndian.Uint16(b)), nil
 	case c == 0xdd: // array 32
 		b, err := r.next(4)
-		return int(binary.BigEndian.Uint32(b)), err
+		if err != nil {
+			return 0, err
+		}
+		return int(binary.BigEndian.Uint32(b)), nil
 	}
 	return 0, fmt.Errorf("msgpack: invalid code=%x decoding array length", c)
 }
