@@ -13,10 +13,13 @@ import (
 // The wait for a batch's step command: a batch stored before the command
 // has been read is delayed, NAK'd, up to commandTries deliveries; then it is
 // rejected. The steps stream's end is looked at at most once per lookEvery.
+// A command is stored before the batches of its step, give or take
+// commandLag: the server stores the two streams' messages apart.
 const (
 	commandTries = 5
 	commandDelay = 100 * time.Millisecond
 	lookEvery    = 20 * time.Millisecond
+	commandLag   = 50 * time.Millisecond
 )
 
 // followCommands ensures the steps stream, then reads it from its start
@@ -93,10 +96,11 @@ func (a *Aggregator) lookAtCommands(ctx context.Context) error {
 }
 
 // commandsCover reports whether every step command stored up to stored (a
-// batch's time in the stream) has been read: then a batch whose step has no
-// command can be rejected at once. Both streams share the server's clock (a
-// command is always stored before the batches it starts).
+// batch's time in the stream) plus commandLag has been read: then a batch
+// whose step has no command can be rejected at once. Both streams share the
+// server's clock.
 func (a *Aggregator) commandsCover(ctx context.Context, stored time.Time) bool {
+	stored = stored.Add(commandLag)
 	if a.cmds.covers(stored) {
 		return true
 	}

@@ -236,3 +236,49 @@ func decodeResult(t *testing.T, data []byte) messages.StepResult {
 	}
 	return r
 }
+
+// TestCommandBehindBatch publishes a step's batches a few milliseconds
+// before its command, as the server may store them: they wait for it (were
+// they rejected, no later batch would open the step).
+func TestCommandBehindBatch(t *testing.T) {
+	tb := startBus(t)
+	startAgg(t, tb.nc, &Options{Durable: "agg-behind"})
+	batches := stepBatches("r1", 1, []string{"a"}, 1)
+	for _, b := range batches {
+		tb.publish(t, b, "")
+	}
+	tb.command(t, "r1", 1)
+	got, _ := tb.waitResult(t, "r1", 1, 20*time.Second)
+	if want := poolOf(t, batches).Result(); canonical(t, got) != canonical(t, want) {
+		t.Errorf("StepResult =\n%s\nwant\n%s", canonical(t, got), canonical(t, want))
+	}
+}
+
+// TestMaxOpenSteps runs more steps at once than may be open: the others
+// wait, and every step gets its result.
+func TestMaxOpenSteps(t *testing.T) {
+	tb := startBus(t)
+	var all [][]*messages.SampleBatch
+	for step := 1; step <= 3; step++ {
+		tb.command(t, "r1", step)
+		batches := stepBatches("r1", step, []string{"a"}, 1)
+		all = append(all, batches)
+		for _, b := range batches[:1] { // accepted, then slow
+			tb.publish(t, b, "")
+		}
+	}
+	logs := &logBuffer{}
+	startAgg(t, tb.nc, &Options{Durable: "agg-max", MaxOpenSteps: 2, Logger: logs.logger()})
+	waitFor(t, 20*time.Second, "a batch delayed for room", func() bool { return logs.count("too many open steps") > 0 })
+	for _, batches := range all {
+		for _, b := range batches[1:] {
+			tb.publish(t, b, "")
+		}
+	}
+	for step := 1; step <= 3; step++ {
+		got, _ := tb.waitResult(t, "r1", step, 20*time.Second)
+		if want := poolOf(t, all[step-1]).Result(); canonical(t, got) != canonical(t, want) {
+			t.Errorf("StepResult of step %d =\n%s\nwant\n%s", step, canonical(t, got), canonical(t, want))
+		}
+	}
+}
