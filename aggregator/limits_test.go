@@ -181,3 +181,24 @@ func TestCommandBook(t *testing.T) {
 		t.Errorf("book holds %d, counts %+v, read %d; want 2, 1 conflicting, 1 malformed, 1 evicted, 5", steps, c, b.read)
 	}
 }
+
+func TestWarnLimiter(t *testing.T) {
+	logs := &logBuffer{}
+	now := time.Unix(0, 0)
+	w := newWarnLimiter(logs.logger(), time.Second, func() time.Time { return now })
+	for range 1000 {
+		w.warn("kind a")
+	}
+	w.warn("kind b")
+	now = now.Add(time.Second)
+	w.warn("kind a")
+	if got := logs.count("kind a"); got != 2 {
+		t.Errorf("lines for 1001 warnings of one kind over 1s = %d, want 2", got)
+	}
+	if logs.count("suppressed_since_last=999") != 1 || logs.count("kind b") != 1 {
+		t.Errorf("log =\n%s\nwant the 999 suppressed counted, and kind b logged apart", logs.String())
+	}
+	if got := w.total("kind a"); got != 1001 {
+		t.Errorf("total(kind a) = %d, want 1001", got)
+	}
+}
