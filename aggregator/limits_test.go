@@ -202,3 +202,25 @@ func TestWarnLimiter(t *testing.T) {
 		t.Errorf("total(kind a) = %d, want 1001", got)
 	}
 }
+
+// TestPoolSumsNeverWrap: even without a command, four batches of 2^62
+// scheduled commands do not wrap the step's count to 0: the fourth is
+// refused.
+func TestPoolSumsNeverWrap(t *testing.T) {
+	p := NewPool("r1", 1, nil)
+	base := stepBatches("r1", 1, []string{"a"}, 1)[1]
+	for i := range 4 {
+		b := forgeFrom(base, "a", uint64(i+1))
+		b.Scheduled, b.Completed = 1<<62, 1<<62
+		_, err := p.Add(b)
+		if i < 3 && err != nil {
+			t.Fatalf("Pool.Add(batch %d of 2^62) error = %v", i, err)
+		}
+		if i == 3 && !errors.Is(err, ErrInvalidBatch) {
+			t.Errorf("Pool.Add(4th batch of 2^62) error = %v, want %v", err, ErrInvalidBatch)
+		}
+	}
+	if r := p.Result(); r.Scheduled != 3<<62 {
+		t.Errorf("StepResult scheduled = %d, want %d", r.Scheduled, uint64(3<<62))
+	}
+}

@@ -39,6 +39,7 @@ type Pool struct {
 	ref    *batchKey // the first batch in (producer, seq) order: its Info is the step's, without a command
 	info   messages.StepInfo
 	lim    *limits // the step's command, when the pool has one
+	volume uint64  // every count of every batch, summed: it bounds each sum kept
 	totals totals
 	bins   []messages.SketchBins // scratch: the sketches of the batch being added
 	reject map[string]uint64     // batches refused for disagreeing with the command, by reason
@@ -107,10 +108,15 @@ func (p *Pool) Add(b *messages.SampleBatch) (added bool, err error) {
 	if err := p.admit(b); err != nil {
 		return false, err
 	}
+	v, ok := volume(b)
+	if !ok || p.volume+v < p.volume {
+		return false, fmt.Errorf("%w: producer %s batch %d: counts overflow the step's sums", ErrInvalidBatch, b.Producer, b.Seq)
+	}
 	if err := p.decodeSketches(b); err != nil {
 		return false, fmt.Errorf("%w: producer %s batch %d: %w", ErrInvalidBatch, b.Producer, b.Seq, err)
 	}
 	p.seen[k] = struct{}{}
+	p.volume += v
 	p.commit(b, k)
 	return true, nil
 }
