@@ -111,8 +111,10 @@ func TestForgedFloodOfNewSteps(t *testing.T) {
 	for _, b := range stepBatches("real", 1, []string{"a", "b"}, 2) {
 		tb.publish(t, b, "")
 	}
+	in := time.Now()
 	got, _ := tb.waitResult(t, "real", 1, 60*time.Second)
 	peak := heap.peak()
+	t.Logf("%d forged batches: the real step's result %v after its last batch; heap peak %d MB", n, time.Since(in).Round(time.Millisecond), peak>>20)
 	if !got.Complete || got.Batches != 6 {
 		t.Errorf("real StepResult complete = %v, batches = %d; want true, 6", got.Complete, got.Batches)
 	}
