@@ -119,13 +119,34 @@
 // reported session count. That is an upper bound of the true peak of the sum,
 // and is exact when the producers peak together, as they do in a steady step.
 //
+// # Step commands
+//
+// Every step command published on "imapload.step" is kept in the stream
+// IMAPLOAD_STEPS (NoAck, so a request still gets only the producers'
+// replies; bounded in age, count and bytes), which producers, the ramp and
+// the aggregator create. The aggregator reads it from its start with an
+// ordered consumer and keeps, per (run, step), the first command that parses;
+// a later, different one is ignored and counted. A step's rate, duration and
+// warm-up are its command's, never a batch's. Every batch is checked against
+// its step's command: the step must have one (a batch may wait, NAK'd, a few
+// hundred milliseconds for a command still being read); its fleet rate,
+// duration, warm-up and share must be the command's; its window must lie
+// within the step's; a producer sends one final batch and nothing after it;
+// its counts must stay within ten times what its share allows over the step,
+// plus 10,000, and no sum may overflow. A batch that fails is terminated,
+// logged (each kind of warning at most once per Options.WarnEvery, with a
+// count) and counted per reason in StepResult.Rejected; it never opens or
+// changes a step. At most Options.MaxOpenSteps steps are open at once; a
+// batch of another step waits. A step's deadline counts from its earliest
+// accepted batch.
+//
 // # Completion
 //
 // A step is complete once every producer that sent anything for it has sent
 // its final batch, and every earlier batch of that producer is either in or
 // reported lost (Health.Lost). Otherwise it is closed at its deadline:
 //
-//	time its first batch was stored + warm-up + duration + Options.StepTimeout
+//	time its first accepted batch was stored + warm-up + duration + Options.StepTimeout
 //
 // The stored time is the stream's clock, so a restart computes the same
 // deadline. Producers without a final batch are then listed in Missing, and

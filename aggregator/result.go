@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"maps"
 	"runtime"
 	"sort"
 	"sync"
@@ -24,6 +25,7 @@ func (p *Pool) Result() messages.StepResult {
 		Scheduled: t.scheduled, Succeeded: t.completed, Dropped: t.dropped,
 		Attempted: t.scheduled - min(t.dropped, t.scheduled),
 		Batches:   t.batches, Duplicates: t.duplicates, Corrupt: t.corrupt, Lost: t.lost,
+		Rejected: maps.Clone(p.reject),
 	}
 	if secs := time.Duration(p.info.Duration).Seconds(); secs > 0 {
 		r.DeliveredRate = float64(t.completed) / secs

@@ -92,8 +92,7 @@ func ResultsConfig(o *Options) jetstream.StreamConfig {
 
 // StepsStream keeps every step command published on messages.StepSubject, so
 // that the aggregator can check each batch against the command of its step.
-// (The lead is to move this name to package messages beside SamplesStream.)
-const StepsStream = "IMAPLOAD_STEPS"
+const StepsStream = messages.StepsStream
 
 // Bounds of StepsStream: far more commands than any day of runs sends, in a
 // few megabytes; past them the oldest commands go first.

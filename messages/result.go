@@ -78,6 +78,9 @@ type StepResult struct {
 	Duplicates uint64 `json:"duplicates"`
 	Corrupt    uint64 `json:"corrupt"`
 	Lost       uint64 `json:"lost"`
+	// Rejected counts, by reason, the batches refused for disagreeing with
+	// the step's command (shape, window, counts, finals); none was pooled.
+	Rejected map[string]uint64 `json:"rejected,omitempty"`
 	// Generated is when the aggregator published the result (UTC).
 	Generated time.Time `json:"generated"`
 }

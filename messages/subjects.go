@@ -10,6 +10,10 @@ import (
 const (
 	// StepSubject is the core NATS subject step commands are broadcast on.
 	StepSubject = "imapload.step"
+	// StepsStream is the JetStream stream that keeps every step command
+	// published on StepSubject (the aggregator checks each batch against its
+	// step's command).
+	StepsStream = "IMAPLOAD_STEPS"
 	// SamplesStream is the JetStream stream that keeps every sample batch.
 	SamplesStream = "IMAPLOAD_SAMPLES"
 	// SamplesSubjects is the subject filter of SamplesStream.

@@ -42,6 +42,9 @@ type Options struct {
 	// command); on expiry it closes the connection and records a timeout
 	// (default 10 s).
 	OpTimeout time.Duration
+	// SaturationLag is the schedule-lag P99 above which a batch says the
+	// producer fell behind its schedule (default 20 ms; see recorder.Options).
+	SaturationLag time.Duration
 	// FlushInterval is how often a running step's batch is cut and published
 	// (default 1 s).
 	FlushInterval time.Duration
@@ -136,7 +139,7 @@ func (c *config) check() error {
 			bad("%s: %d is negative", name, v)
 		}
 	}
-	for name, d := range map[string]time.Duration{"OpTimeout": c.OpTimeout,
+	for name, d := range map[string]time.Duration{"OpTimeout": c.OpTimeout, "SaturationLag": c.SaturationLag,
 		"FlushInterval": c.FlushInterval, "Heartbeat": c.Heartbeat} {
 		if d < 0 {
 			bad("%s: %v is negative", name, d)

@@ -111,7 +111,7 @@ func (p *Producer) setUp(ctx context.Context) (chan *nats.Msg, *nats.Subscriptio
 	if err != nil {
 		return nil, nil, fmt.Errorf("producer: jetstream: %w", err)
 	}
-	if _, err := bus.EnsureSamples(ctx, js, p.cfg.Bus); err != nil {
+	if err := ensureStreams(ctx, js, p.cfg.Bus); err != nil {
 		return nil, nil, err
 	}
 	kv, err := bus.EnsureProducers(ctx, js, p.cfg.Bus)
@@ -165,11 +165,22 @@ func (p *Producer) heartbeat(ctx context.Context) {
 	}
 }
 
+// ensureStreams creates the samples stream a producer publishes to and the
+// steps stream that keeps the commands it is sent (before it can hear one,
+// so that the aggregator can check its batches against it).
+func ensureStreams(ctx context.Context, js jetstream.JetStream, o *bus.Options) error {
+	if _, err := bus.EnsureSteps(ctx, js, o); err != nil {
+		return err
+	}
+	_, err := bus.EnsureSamples(ctx, js, o)
+	return err
+}
+
 // repair recreates what a NATS restart may have lost and registers again.
 // It reports whether it succeeded.
 func (p *Producer) repair(ctx context.Context) bool {
 	ectx, cancel := context.WithTimeout(ctx, registryTimeout)
-	_, err := bus.EnsureSamples(ectx, p.js, p.cfg.Bus)
+	err := ensureStreams(ectx, p.js, p.cfg.Bus)
 	cancel()
 	if err == nil {
 		err = p.reg.put(ctx)
@@ -180,6 +191,6 @@ func (p *Producer) repair(ctx context.Context) bool {
 		}
 		return false
 	}
-	p.log.Info("producer: reconnected; samples stream and registry entry ensured")
+	p.log.Info("producer: reconnected; streams and registry entry ensured")
 	return true
 }

@@ -36,7 +36,7 @@ func (p *Producer) startStep(cmd messages.StepCommand, info messages.StepInfo) *
 	tl := timeline{start: time.Now(), warmup: cmd.WarmupOrDefault(), duration: cmd.Duration.D()}
 	seed := stepSeed(p.seed, cmd.Run, cmd.Step)
 	rec := recorder.New(cmd.Run, cmd.Step, p.cfg.ID, info, &recorder.Options{
-		Reservoir: p.cfg.Reservoir, Seed: seed, Secrets: p.cfg.secrets,
+		Reservoir: p.cfg.Reservoir, Seed: seed, Secrets: p.cfg.secrets, SaturationLag: p.cfg.SaturationLag,
 	})
 	log := p.log.With("run", cmd.Run, "step", cmd.Step)
 	env := newSessionEnv(p.cfg, tl, rec, log, p.seed)

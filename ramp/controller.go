@@ -89,6 +89,9 @@ func (c *Controller) Run(ctx context.Context) ([]messages.StepResult, error) {
 	if _, err := bus.EnsureResults(ctx, js, c.opts.Bus); err != nil {
 		return nil, err
 	}
+	if _, err := bus.EnsureSteps(ctx, js, c.opts.Bus); err != nil {
+		return nil, err // the aggregator pools only steps whose command is kept
+	}
 	results, stop, err := c.watchResults(ctx, js)
 	if err != nil {
 		return nil, err

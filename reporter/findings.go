@@ -3,6 +3,7 @@ package reporter
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -27,6 +28,7 @@ func findings(steps []messages.StepResult, knee *messages.Knee, threshold float6
 	ok := conclusive(steps)
 	out := kneeFindings(steps, ok, knee, threshold)
 	out = append(out, inconclusiveFindings(steps)...)
+	out = append(out, rejectedFindings(steps)...)
 	for i := range ok {
 		out = append(out, stepFindings(&ok[i])...)
 	}
@@ -34,6 +36,26 @@ func findings(steps []messages.StepResult, knee *messages.Knee, threshold float6
 	out = append(out, deviantFindings(ok)...)
 	out = append(out, fallacyFindings(ok)...)
 	return append(out, disagreeFindings(ok)...)
+}
+
+// rejectedFindings names the steps for which the aggregator refused batches
+// that disagreed with the step's command: none was pooled, but someone
+// published them (a stale producer, a forged message).
+func rejectedFindings(steps []messages.StepResult) []string {
+	var out []string
+	for _, s := range steps {
+		if len(s.Rejected) == 0 {
+			continue
+		}
+		var parts []string
+		total := uint64(0)
+		for _, reason := range slices.Sorted(maps.Keys(s.Rejected)) {
+			parts = append(parts, fmt.Sprintf("%s ×%d", reason, s.Rejected[reason]))
+			total += s.Rejected[reason]
+		}
+		out = append(out, fmt.Sprintf("step %d: %d batch(es) refused for disagreeing with the step's command (%s) and left out; check who publishes on imapload.samples", s.Step, total, strings.Join(parts, ", ")))
+	}
+	return out
 }
 
 // conclusive returns the steps that are not inconclusive, in their order.

@@ -148,3 +148,12 @@ func withLoginSplit(steps []messages.StepResult, lowShare float64) []messages.St
 	}
 	return steps
 }
+
+func TestRejectedFindings(t *testing.T) {
+	steps := []messages.StepResult{{Step: 1}, {Step: 2, Rejected: map[string]uint64{"window": 2, "fleet_rate": 1}}}
+	got := rejectedFindings(steps)
+	want := "step 2: 3 batch(es) refused for disagreeing with the step's command (fleet_rate ×1, window ×2) and left out; check who publishes on imapload.samples"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("rejectedFindings() = %q, want [%q]", got, want)
+	}
+}

@@ -51,6 +51,7 @@ func addProducerFlags(cmd *cobra.Command) {
 	f.Int("sessions-per-account", 2, "concurrent sessions of one account per producer")
 	f.Int("queue", 0, "commands waiting for a free session before drops (default 4 × sessions)")
 	f.Duration("op-timeout", 0, "our own timeout of one IMAP operation (default 10s)")
+	f.Duration("saturation-lag", 0, "schedule-lag P99 above which a producer counts as behind its schedule, voiding the step (default 20ms)")
 	f.Duration("flush-interval", 0, "batch interval (default 1s)")
 	f.Int("reservoir", 0, "latencies kept per phase and batch (default 1024)")
 	f.String("default-mix", "", "workload when a step names none, e.g. fetch=130,select=100 (default imaptest-like)")
@@ -85,6 +86,7 @@ func producerOptions(cmd *cobra.Command) (*producer.Options, error) {
 	o.SessionsPerAccount, _ = f.GetInt("sessions-per-account")
 	o.Queue, _ = f.GetInt("queue")
 	o.OpTimeout, _ = f.GetDuration("op-timeout")
+	o.SaturationLag, _ = f.GetDuration("saturation-lag")
 	o.FlushInterval, _ = f.GetDuration("flush-interval")
 	o.Reservoir, _ = f.GetInt("reservoir")
 	return o, nil

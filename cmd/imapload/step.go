@@ -8,11 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/imapload/imapload/bus"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/ramp"
 	"github.com/imapload/imapload/reporter"
 	"github.com/imapload/imapload/verdict"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 )
 
@@ -126,6 +128,9 @@ func runStep(cmd *cobra.Command, _ []string) error {
 	if r, _ := cmd.Flags().GetBool("result"); r {
 		return stepResult(cmd, nc, body)
 	}
+	if err := ensureSteps(cmd, nc); err != nil {
+		return err
+	}
 	wait, _ := cmd.Flags().GetDuration("wait")
 	fmt.Fprintf(cmd.OutOrStdout(), "published %s %s\n", messages.StepSubject, body)
 	replies, err := ramp.Broadcast(nc, body, wait)
@@ -147,6 +152,16 @@ func stepBody(cmd *cobra.Command) ([]byte, error) {
 		return nil, usage(err)
 	}
 	return json.Marshal(c)
+}
+
+// ensureSteps creates the stream that keeps step commands, so that the
+// aggregator can check the step's batches against this one.
+func ensureSteps(cmd *cobra.Command, nc *nats.Conn) error {
+	js, err := jetstream.New(nc)
+	if err == nil {
+		_, err = bus.EnsureSteps(cmd.Context(), js, busOptions(cmd))
+	}
+	return err
 }
 
 // stepResult runs the step as a one-step ramp and exits with its verdict.

@@ -26,6 +26,11 @@ var vStepArgs = []string{"--step-duration", "4s", "--warmup", "1s", "--stagger",
 
 // vFleetOptions describe a fleet. The zero value is one producer against an
 // imapserver with ample capacity.
+// lagTolerant makes producers count as on schedule whatever their lag, for
+// tests that need held steps on a loaded machine (the lag rules have tests
+// of their own).
+var lagTolerant = []string{"--saturation-lag", "1h"}
+
 type vFleetOptions struct {
 	name         string   // prefix of the producer ids
 	producers    int      // how many (0: 1)

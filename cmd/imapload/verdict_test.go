@@ -188,7 +188,9 @@ var stepOfferedRe = regexp.MustCompile(`(?m)^step (\d+): (\d+) commands/s offere
 func TestVerdictProducerKilledBeforeStep(t *testing.T) {
 	t.Parallel()
 	const run = "v-killbefore"
-	f := startVerdictFleet(t, vFleetOptions{name: "vkillpre", producers: 3})
+	// The run must reach a verdict whatever else loads the machine: a
+	// schedule lag is no reason to void a step here.
+	f := startVerdictFleet(t, vFleetOptions{name: "vkillpre", producers: 3, producerArgs: lagTolerant})
 	victim := f.producers[2]
 	if err := victim.cmd.Process.Kill(); err != nil {
 		t.Fatalf("kill -9 %s: %v", victim.name, err)
@@ -316,7 +318,9 @@ func TestVerdictUsage(t *testing.T) {
 // the run (exit 5, "threshold failed"), and limits it meets pass (exit 0).
 func TestVerdictThresholds(t *testing.T) {
 	t.Parallel()
-	f := startVerdictFleet(t, vFleetOptions{name: "vthresh"})
+	// The thresholds are judged on held steps, so they must hold whatever else
+	// loads the machine: a schedule lag is no reason to void a step here.
+	f := startVerdictFleet(t, vFleetOptions{name: "vthresh", producerArgs: lagTolerant})
 	o := f.startRamp(t, "v-thresh-fail", "--rates", "50,100", "--step-duration", "3s", "--max-p99", "fetch=1us").wait(t, rampWait)
 	checkExit(t, o, verdict.ExitThreshold, "no fetch answers within 1µs")
 	checkAllHeld(t, o)
