@@ -222,6 +222,9 @@ func TestForgedBatchesCannotReshapeStep(t *testing.T) {
 	if want := poolOf(t, real).Result(); canonical(t, got) != canonical(t, want) {
 		t.Errorf("StepResult with forged batches =\n%s\nwant (real batches only)\n%s", canonical(t, got), canonical(t, want))
 	}
+	if len(got.Rejected) == 0 {
+		t.Errorf("StepResult.Rejected is empty, want the forged batches counted by reason")
+	}
 	waitFor(t, 20*time.Second, "every batch settled", func() bool { return tb.consumed(t, "agg-reshape", 0) })
 	for _, m := range tb.results(t, "r1") {
 		if r := decodeResult(t, m.Data); r.Step != 1 {

@@ -251,7 +251,7 @@ func stepBatches(run string, step int, producers []string, n int) []*messages.Sa
 // canonical is r as JSON without its Generated stamp.
 func canonical(t *testing.T, r messages.StepResult) string {
 	t.Helper()
-	r.Generated = time.Time{}
+	r.Generated, r.Rejected = time.Time{}, nil // what was pooled, not when or what was refused
 	b, err := json.MarshalIndent(r, "", " ")
 	if err != nil {
 		t.Fatalf("json.Marshal(StepResult) error = %v", err)
