@@ -160,12 +160,19 @@ func EnsureProducers(ctx context.Context, js jetstream.JetStream, o *Options) (j
 	return kv, nil
 }
 
+// ensureStream creates the stream, or updates it to cfg. When several
+// processes ensure it at once, the server may refuse an update for storage it
+// reserves twice ("insufficient storage resources") although the stream is
+// there: a stream that exists is then used as it is.
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
 	st, err := js.CreateOrUpdateStream(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("%w: stream %s: %v", ErrSetup, cfg.Name, err)
+	if err == nil {
+		return st, nil
 	}
-	return st, nil
+	if st, serr := js.Stream(ctx, cfg.Name); serr == nil {
+		return st, nil
+	}
+	return nil, fmt.Errorf("%w: stream %s: %v", ErrSetup, cfg.Name, err)
 }
 
 // Headers of the contract.
