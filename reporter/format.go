@@ -235,13 +235,19 @@ func pctText(p messages.PhaseResult, name string, v float64) string {
 }
 
 // ciText formats the interval of percentile name of p: "low..high", or,
-// when it has no upper bound, "≥ low (too few samples)" or "too few samples".
+// when it has no upper bound, "≥ low (too few samples)" or "too few
+// samples", or "(never sent above it)" when the bound is open because its
+// rank falls among commands never sent.
 func ciText(p messages.PhaseResult, name string, iv messages.Interval) string {
+	why := "too few samples"
+	if !listed(p.TooFew, name) && p.NeverSent > 0 {
+		why = "never sent above it"
+	}
 	switch open := iv.Open() || listed(p.TooFew, name); {
 	case open && iv[0] > 0:
-		return "≥ " + ms(iv[0]) + " (too few samples)"
+		return "≥ " + ms(iv[0]) + " (" + why + ")"
 	case open:
-		return "too few samples"
+		return why
 	case iv == messages.Interval{}:
 		return "-"
 	}

@@ -1,6 +1,7 @@
 package reporter
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -44,5 +45,27 @@ func TestBuildEmpty(t *testing.T) {
 	}
 	if rep.Threshold != DefaultThreshold {
 		t.Errorf("Build(threshold -1) threshold = %v, want %v", rep.Threshold, DefaultThreshold)
+	}
+}
+
+func TestCIText(t *testing.T) {
+	open := messages.Interval{12, math.Inf(1)}
+	tests := []struct {
+		name string
+		p    messages.PhaseResult
+		iv   messages.Interval
+		want string
+	}{
+		{"two-sided", messages.PhaseResult{}, messages.Interval{1, 2}, "1.00..2.00"},
+		{"too few", messages.PhaseResult{TooFew: []string{"p99"}}, open, "≥ 12.0 (too few samples)"},
+		{"never sent", messages.PhaseResult{NeverSent: 0.3, Above: []string{"p99"}}, open, "≥ 12.0 (never sent above it)"},
+		{"none", messages.PhaseResult{}, messages.Interval{}, "-"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ciText(tt.p, "p99", tt.iv); got != tt.want {
+				t.Errorf("ciText(%s) = %q, want %q", tt.name, got, tt.want)
+			}
+		})
 	}
 }
