@@ -14,7 +14,7 @@ import (
 // csvHeader is the first row of RenderCSV. Rates are commands/s; latencies
 // are response times in milliseconds, a percentile that is only a lower bound
 // (its rank falls among commands never sent) written ">412"; ci_p99_high is
-// empty when the interval has no upper bound (too few samples); errors counts
+// empty when the interval has no upper bound (too few samples, or never sent); errors counts
 // the phase's failed commands; saturated is the step's GeneratorSaturated;
 // verdict is held, below or inconclusive; reasons are an inconclusive step's
 // reasons, "code: detail (remedy: …)", separated by " | ".
