@@ -134,45 +134,84 @@ func ProducersConfig(o *Options) jetstream.KeyValueConfig {
 	}
 }
 
-// EnsureSamples creates or updates the samples stream.
+// EnsureSamples creates the samples stream, or finds it.
 func EnsureSamples(ctx context.Context, js jetstream.JetStream, o *Options) (jetstream.Stream, error) {
 	return ensureStream(ctx, js, SamplesConfig(o))
 }
 
-// EnsureResults creates or updates the results stream.
+// EnsureResults creates the results stream, or finds it.
 func EnsureResults(ctx context.Context, js jetstream.JetStream, o *Options) (jetstream.Stream, error) {
 	return ensureStream(ctx, js, ResultsConfig(o))
 }
 
-// EnsureSteps creates or updates the steps stream. Whoever may publish a step
+// EnsureSteps creates the steps stream, or finds it. Whoever may publish a step
 // command first (aggregator, producers, ramp) ensures it, so that no command
 // goes unrecorded.
 func EnsureSteps(ctx context.Context, js jetstream.JetStream, o *Options) (jetstream.Stream, error) {
 	return ensureStream(ctx, js, StepsConfig(o))
 }
 
-// EnsureProducers creates or updates the producer registry bucket.
+// EnsureProducers creates the producer registry bucket, or finds it (see
+// ensureStream for how a bucket with another configuration is handled).
 func EnsureProducers(ctx context.Context, js jetstream.JetStream, o *Options) (jetstream.KeyValue, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, ProducersConfig(o))
+	cfg := ProducersConfig(o)
+	kv, err := js.CreateKeyValue(ctx, cfg)
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		kv, err = updateOrKeep(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
+			return js.UpdateKeyValue(ctx, cfg)
+		}, func(ctx context.Context) (jetstream.KeyValue, error) { return js.KeyValue(ctx, cfg.Bucket) })
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: bucket %s: %v", ErrSetup, messages.ProducersBucket, err)
 	}
 	return kv, nil
 }
 
-// ensureStream creates the stream, or updates it to cfg. When several
-// processes ensure it at once, the server may refuse an update for storage it
-// reserves twice ("insufficient storage resources") although the stream is
-// there: a stream that exists is then used as it is.
+// updateWait bounds the update of a stream whose configuration differs. A
+// role without the permission to update (see roles.go) gets no answer at
+// all, as the server drops a request it refuses, and keeps the stream as it is.
+const updateWait = 2 * time.Second
+
+// ensureStream creates the stream; creating one that exists with the same
+// configuration returns it, so the roles need no permission to update. A
+// stream with another configuration (an older imapload, other --replicas)
+// is updated where that is permitted and otherwise used as it is. When
+// several processes create it at once, the server may refuse one for storage
+// it reserves twice ("insufficient storage resources") although the stream
+// is there: a stream that exists is then used as it is.
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
-	st, err := js.CreateOrUpdateStream(ctx, cfg)
+	st, err := js.CreateStream(ctx, cfg)
+	switch {
+	case err == nil:
+		return st, nil
+	case errors.Is(err, jetstream.ErrStreamNameAlreadyInUse):
+		st, err = updateOrKeep(ctx, func(ctx context.Context) (jetstream.Stream, error) {
+			return js.UpdateStream(ctx, cfg)
+		}, func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, cfg.Name) })
+	default:
+		if st, serr := js.Stream(ctx, cfg.Name); serr == nil {
+			return st, nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: stream %s: %v", ErrSetup, cfg.Name, err)
+	}
+	return st, nil
+}
+
+// updateOrKeep tries update for at most updateWait and, when it fails (not
+// permitted, or refused by the server), returns what keep finds.
+func updateOrKeep[T any](ctx context.Context, update, keep func(context.Context) (T, error)) (T, error) {
+	uctx, cancel := context.WithTimeout(ctx, updateWait)
+	v, err := update(uctx)
+	cancel()
 	if err == nil {
-		return st, nil
+		return v, nil
 	}
-	if st, serr := js.Stream(ctx, cfg.Name); serr == nil {
-		return st, nil
+	if v, kerr := keep(ctx); kerr == nil {
+		return v, nil
 	}
-	return nil, fmt.Errorf("%w: stream %s: %v", ErrSetup, cfg.Name, err)
+	return v, err
 }
 
 // Headers of the contract.

@@ -1,8 +1,12 @@
 package embedded
 
 import (
+	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -10,14 +14,23 @@ import (
 )
 
 // NATSOptions configures StartNATS. A nil *NATSOptions is invalid because
-// StoreDir is required; every other zero field means its default.
+// StoreDir is required (or a ConfigFile that sets it); every other zero field
+// means its default.
 type NATSOptions struct {
+	// ConfigFile, when set, is a nats-server configuration file (as written
+	// by `imapload roles`) that the server starts from instead of the
+	// defaults below. Host, Port, StoreDir and the sync policy, when set
+	// here, override the file's; every other field but the logging ones is
+	// ignored. JetStream is always on, and a store directory is required from
+	// the file or StoreDir.
+	ConfigFile string
 	// Name is the server name. Default "imapload".
 	Name string
 	// Host is the listen address. Default "127.0.0.1".
 	Host string
 	// Port is the client port. 0 (the default) picks a random free port,
-	// like -1 does for nats-server.
+	// like -1 does for nats-server; with ConfigFile, 0 keeps the file's port
+	// and -1 picks a random one.
 	Port int
 	// StoreDir is the JetStream storage directory. Required: an empty value
 	// returns ErrNoStoreDir rather than sharing $TMPDIR/jetstream with every
@@ -33,6 +46,11 @@ type NATSOptions struct {
 	// DontListen serves in-process clients only: no TCP port is opened and
 	// Connect uses nats.InProcessServer.
 	DontListen bool
+	// SyncAlways makes JetStream fsync every write; SyncInterval, when
+	// positive, sets the interval between fsyncs. Neither: the server's
+	// default (2 minutes) or the file's. See deploy/nats/README.md.
+	SyncAlways   bool
+	SyncInterval time.Duration
 	// User and Password, when User is set, require this user/password pair
 	// from every client. Connect supplies them; ClientURL never contains them.
 	User, Password string
@@ -55,11 +73,15 @@ type NATS struct {
 // StartNATS starts nats-server with JetStream and returns once it accepts
 // connections (this does I/O). Call Shutdown when done.
 func StartNATS(opts *NATSOptions) (*NATS, error) {
-	if opts == nil || opts.StoreDir == "" {
+	if opts == nil || (opts.StoreDir == "" && opts.ConfigFile == "") {
 		return nil, ErrNoStoreDir
 	}
 	o := opts.withDefaults()
-	ns, err := server.NewServer(o.serverOptions())
+	so, err := o.serverOptions()
+	if err != nil {
+		return nil, err
+	}
+	ns, err := server.NewServer(so)
 	if err != nil {
 		return nil, fmt.Errorf("embedded: new NATS server: %w", err)
 	}
@@ -68,19 +90,35 @@ func StartNATS(opts *NATSOptions) (*NATS, error) {
 	if !ns.ReadyForConnections(o.ReadyTimeout) {
 		ns.Shutdown()
 		ns.WaitForShutdown()
-		return nil, fmt.Errorf("%w: NATS after %v", ErrNotReady, o.ReadyTimeout)
+		return nil, notReady(so, o.ReadyTimeout)
 	}
 	return &NATS{ns: ns, opts: o}, nil
+}
+
+// notReady is the error of a server that did not become ready: most often
+// its port is taken, which it says.
+func notReady(so *server.Options, wait time.Duration) error {
+	if !so.DontListen && so.Port > 0 {
+		addr := net.JoinHostPort(so.Host, strconv.Itoa(so.Port))
+		if ln, err := net.Listen("tcp", addr); err != nil {
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fmt.Errorf("%w: NATS: %s: address in use", ErrNotReady, addr)
+			}
+		} else {
+			ln.Close()
+		}
+	}
+	return fmt.Errorf("%w: NATS after %v", ErrNotReady, wait)
 }
 
 func (o NATSOptions) withDefaults() NATSOptions {
 	if o.Name == "" {
 		o.Name = "imapload"
 	}
-	if o.Host == "" {
+	if o.Host == "" && o.ConfigFile == "" {
 		o.Host = "127.0.0.1"
 	}
-	if o.Port == 0 {
+	if o.Port == 0 && o.ConfigFile == "" {
 		o.Port = server.RANDOM_PORT
 	}
 	if o.JetStreamMaxMemory == 0 {
@@ -98,7 +136,58 @@ func (o NATSOptions) withDefaults() NATSOptions {
 	return o
 }
 
-func (o NATSOptions) serverOptions() *server.Options {
+// serverOptions are the server's options: from ConfigFile with this
+// NATSOptions' overrides, or from this NATSOptions alone.
+func (o NATSOptions) serverOptions() (*server.Options, error) {
+	if o.ConfigFile == "" {
+		so := o.defaultServerOptions()
+		o.applySync(so)
+		return so, nil
+	}
+	if o.User != "" {
+		return nil, fmt.Errorf("%w: User with ConfigFile: give the users in the file", ErrBadOption)
+	}
+	so, err := server.ProcessConfigFile(o.ConfigFile)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: NATS config: %w", err)
+	}
+	o.override(so)
+	if so.StoreDir == "" {
+		return nil, fmt.Errorf("%w: %s sets no jetstream store_dir", ErrNoStoreDir, o.ConfigFile)
+	}
+	return so, nil
+}
+
+// override applies to options read from ConfigFile the fields set here.
+func (o NATSOptions) override(so *server.Options) {
+	if o.Host != "" {
+		so.Host = o.Host
+	}
+	if o.Port != 0 {
+		so.Port = o.Port
+	}
+	if o.StoreDir != "" {
+		so.StoreDir = o.StoreDir
+	}
+	if o.Name != "" && so.ServerName == "" {
+		so.ServerName = o.Name
+	}
+	o.applySync(so)
+	so.JetStream, so.DontListen, so.NoSigs = true, o.DontListen, true
+	so.NoLog, so.Debug = o.Logf == nil && !o.Debug, o.Debug
+}
+
+// applySync sets the fsync policy when one is given.
+func (o NATSOptions) applySync(so *server.Options) {
+	switch {
+	case o.SyncAlways:
+		so.SyncAlways, so.SyncInterval = true, 2*time.Minute
+	case o.SyncInterval > 0:
+		so.SyncAlways, so.SyncInterval = false, o.SyncInterval
+	}
+}
+
+func (o NATSOptions) defaultServerOptions() *server.Options {
 	return &server.Options{
 		ServerName:         o.Name,
 		Host:               o.Host,
