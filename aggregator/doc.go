@@ -16,7 +16,8 @@
 //
 // It publishes each StepResult as JSON (Content-Type application/json) on
 // "imapload.results.<run>", kept in the stream IMAPLOAD_RESULTS, with the
-// message id "result-<run>-<step>" ([ResultMsgID]). It creates or updates both
+// message id "result-<run>-<step>" (".r<revision>" appended after the first;
+// [ResultMsgID]). It creates or updates both
 // streams with package bus at start.
 //
 // # What is pooled, and how
@@ -150,7 +151,20 @@
 //
 // The stored time is the stream's clock, so a restart computes the same
 // deadline. Producers without a final batch are then listed in Missing, and
-// Complete is false.
+// Complete is false. While the connection to NATS is down no step is closed,
+// and after it comes back every step gets Options.StepTimeout more, counted
+// from the reconnection: producers are publishing the batches they held
+// through the outage.
+//
+// # Late batches and revisions
+//
+// A batch of a published step that was stored after the messages the result
+// considered (StepResult.ThroughSeq) re-opens the step: it is replayed whole,
+// stays open until every producer is done or Options.StepTimeout has passed,
+// and is published again with StepResult.Revision one higher, if it pooled
+// more batches than the result before. Late messages that add nothing (a
+// duplicate, a refused batch) change nothing. Readers (the reporter) use each
+// step's highest revision.
 //
 // # Verdict
 //
@@ -185,7 +199,8 @@
 // StepResult, apart from Generated.
 //
 // Before publishing for a run, the aggregator reads the results already in
-// IMAPLOAD_RESULTS for it, and skips any step that has one. On top of that,
+// IMAPLOAD_RESULTS for it, and skips any step that has one, unless a batch
+// stored after that result's ThroughSeq re-opens it. On top of that,
 // the message id makes the stream drop a repeat within its 10-minute
 // duplicate window. A fresh durable starts from the beginning of the samples
 // stream, which keeps 24 hours. It publishes results for the steps that have

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/imapload/imapload/bus"
@@ -61,7 +60,8 @@ func (a *Aggregator) openFor(ctx context.Context, k stepKey, m jetstream.Msg, md
 	if err := a.loadRun(ctx, k.run); err != nil {
 		return a.retry(m, "aggregator: cannot look up the published results, will retry", k, err)
 	}
-	if a.closed[k] {
+	prev, late := a.isLate(k, md.Sequence.Stream)
+	if _, done := a.closed[k]; done && !late {
 		a.log.Debug("aggregator: batch for a step already published", "subject", m.Subject())
 		a.settle(m.Ack())
 		return nil
@@ -73,7 +73,13 @@ func (a *Aggregator) openFor(ctx context.Context, k stepKey, m jetstream.Msg, md
 	if len(a.open) >= a.opts.maxOpenSteps() {
 		return a.retry(m, "aggregator: too many open steps, batch delayed", k, nil)
 	}
-	st, err := a.replay(ctx, cmd)
+	var st *openStep
+	var err error
+	if late {
+		st, err = a.reopen(ctx, cmd, prev)
+	} else {
+		st, err = a.replay(ctx, cmd)
+	}
 	if err != nil {
 		return a.retry(m, "aggregator: cannot load step, will retry", k, err)
 	}
@@ -138,15 +144,23 @@ func (a *Aggregator) close(ctx context.Context, st *openStep) {
 		a.drop(st)
 		return
 	}
+	if st.unchanged() {
+		a.log.Info("aggregator: re-opened step pooled nothing new, its result stands",
+			"run", st.key.run, "step", st.key.step, "revision", st.prev.revision)
+		a.closed[st.key] = published{revision: st.prev.revision, through: st.through(), batches: st.prev.batches}
+		a.drop(st)
+		return
+	}
 	r := st.pool.Result()
-	r.Generated = a.now().UTC()
+	r.Generated, r.Revision, r.ThroughSeq = a.now().UTC(), st.revision(), st.through()
 	if err := a.publish(ctx, &r); err != nil {
 		a.log.Warn("aggregator: publishing step result, will retry", "run", r.Run, "step", r.Step, "err", err)
 		return
 	}
-	a.log.Info("aggregator: step result published", "run", r.Run, "step", r.Step, "producers", len(r.Producers),
-		"missing", len(r.Missing), "delivered_rate", r.DeliveredRate, "ratio", r.Ratio, "rejected", st.pool.Rejected())
-	a.closed[st.key] = true
+	a.log.Info("aggregator: step result published", "run", r.Run, "step", r.Step, "revision", r.Revision,
+		"producers", len(r.Producers), "missing", len(r.Missing), "delivered_rate", r.DeliveredRate, "ratio", r.Ratio,
+		"rejected", st.pool.Rejected())
+	a.closed[st.key] = publishedOf(&r)
 	a.drop(st)
 }
 
@@ -156,12 +170,6 @@ func (a *Aggregator) drop(st *openStep) {
 		a.settle(st.anchor.Ack())
 	}
 	delete(a.open, st.key)
-}
-
-// ResultMsgID is the JetStream message id of a step's result, so that the
-// results stream stores it once.
-func ResultMsgID(run string, step int) string {
-	return "result-" + run + "-" + strconv.Itoa(step)
 }
 
 func (a *Aggregator) publish(ctx context.Context, r *messages.StepResult) error {
@@ -174,7 +182,7 @@ func (a *Aggregator) publish(ctx context.Context, r *messages.StepResult) error 
 	msg.Data = data
 	ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 	defer cancel()
-	ack, err := a.js.PublishMsg(ctx, msg, jetstream.WithMsgID(ResultMsgID(r.Run, r.Step)))
+	ack, err := a.js.PublishMsg(ctx, msg, jetstream.WithMsgID(ResultMsgID(r.Run, r.Step, r.Revision)))
 	if err != nil {
 		return fmt.Errorf("aggregator: publish result: %w", err)
 	}

@@ -252,6 +252,7 @@ func stepBatches(run string, step int, producers []string, n int) []*messages.Sa
 func canonical(t *testing.T, r messages.StepResult) string {
 	t.Helper()
 	r.Generated, r.Rejected = time.Time{}, nil // what was pooled, not when or what was refused
+	r.ThroughSeq, r.Revision = 0, 0
 	b, err := json.MarshalIndent(r, "", " ")
 	if err != nil {
 		t.Fatalf("json.Marshal(StepResult) error = %v", err)

@@ -46,12 +46,10 @@ func (a *Aggregator) loadRun(ctx context.Context, run string) error {
 	}
 	if info.State.Subjects[subject] > 0 {
 		err = a.readAll(ctx, messages.ResultsStream, subject, func(m jetstream.Msg, _ *jetstream.MsgMetadata) {
-			var head struct {
-				Kind string `json:"kind"`
-				Step int    `json:"step"`
-			}
-			if json.Unmarshal(m.Data(), &head) == nil && head.Kind == messages.KindStepResult {
-				a.closed[stepKey{run, head.Step}] = true
+			var r messages.StepResult
+			if json.Unmarshal(m.Data(), &r) == nil && r.Kind == messages.KindStepResult {
+				k := stepKey{run, r.Step}
+				a.closed[k] = a.closed[k].later(publishedOf(&r))
 			}
 		})
 		if err != nil {

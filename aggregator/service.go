@@ -31,8 +31,10 @@ type Aggregator struct {
 	steps    jetstream.Stream
 	lookedAt time.Time // when the steps stream's end was last looked at
 	open     map[stepKey]*openStep
-	closed   map[stepKey]bool // published, or abandoned with nothing to publish
-	runs     map[string]bool  // runs whose published results were looked up
+	closed   map[stepKey]published // steps whose result is published
+	upAt     time.Time             // when the connection to NATS last came back
+	reconns  uint64                // reconnections seen by the last sweep
+	runs     map[string]bool       // runs whose published results were looked up
 }
 
 // New returns an aggregator that will use nc. It does no I/O.
@@ -44,7 +46,7 @@ func New(nc *nats.Conn, opts *Options) (*Aggregator, error) {
 	return &Aggregator{
 		nc: nc, opts: opts, log: log, now: now,
 		cmds: newCommandBook(opts.maxCommands()), warn: newWarnLimiter(log, opts.warnEvery(), now),
-		open: map[stepKey]*openStep{}, closed: map[stepKey]bool{}, runs: map[string]bool{},
+		open: map[stepKey]*openStep{}, closed: map[stepKey]published{}, runs: map[string]bool{},
 	}, nil
 }
 
@@ -150,12 +152,37 @@ func (a *Aggregator) sweep(ctx context.Context) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()
+	if !a.connected(now) {
+		return // a result cannot be published, and batches may be on their way
+	}
 	for _, st := range a.open {
-		if st.pool.finished() || now.After(st.deadline(a.opts.stepTimeout())) {
+		if st.pool.finished() || a.overdue(st, now) {
 			a.close(ctx, st)
 		}
 	}
 	a.prune()
+}
+
+// connected reports whether the connection to NATS is up, and notes when
+// it came back after an outage.
+func (a *Aggregator) connected(now time.Time) bool {
+	if !a.nc.IsConnected() {
+		return false
+	}
+	if n := a.nc.Stats().Reconnects; n != a.reconns {
+		a.reconns, a.upAt = n, now
+	}
+	return true
+}
+
+// overdue reports whether st is past the time it closes unfinished. After
+// an outage every step gets Options.StepTimeout more, counted from the
+// reconnection: the producers' batches held during the outage are being
+// published again, and a step closed before they land would be published
+// with their producers missing (then corrected by a later revision).
+func (a *Aggregator) overdue(st *openStep, now time.Time) bool {
+	timeout := a.opts.stepTimeout()
+	return now.After(st.closesAt(timeout)) && now.After(a.upAt.Add(timeout))
 }
 
 // prune forgets the closed steps whose command the book no longer holds: a

@@ -27,6 +27,8 @@ type openStep struct {
 	first     time.Time       // when its earliest pooled batch was stored
 	anchor    jetstream.Msg
 	anchorSeq uint64
+	prev      *published // the published result, when the step was re-opened
+	reopened  time.Time  // when it was re-opened
 }
 
 func newOpenStep(cmd messages.StepCommand, opts *PoolOptions) *openStep {

@@ -83,6 +83,15 @@ type StepResult struct {
 	Rejected map[string]uint64 `json:"rejected,omitempty"`
 	// Generated is when the aggregator published the result (UTC).
 	Generated time.Time `json:"generated"`
+	// Revision numbers the results of one step: 0 for the first. Batches of
+	// the step stored after its result was published (late, after a NATS
+	// outage) re-open it, and a corrected result is published with Revision
+	// one higher. Readers use the highest revision of each step.
+	Revision int `json:"revision,omitempty"`
+	// ThroughSeq is the highest IMAPLOAD_SAMPLES stream sequence among the
+	// messages this result considered; a batch of the step stored after it
+	// re-opens the step.
+	ThroughSeq uint64 `json:"through_seq,omitempty"`
 }
 
 // Percentiles are latency percentiles in milliseconds.

@@ -56,5 +56,8 @@ func validateStep(s *messages.StepResult) error {
 		return fmt.Errorf("%w: step %d: target %v, delivered %v, ratio %v: want target > 0, the others ≥ 0",
 			ErrInvalidResult, s.Step, s.TargetRate, s.DeliveredRate, s.Ratio)
 	}
+	if s.Revision < 0 {
+		return fmt.Errorf("%w: step %d: revision %d, want ≥ 0", ErrInvalidResult, s.Step, s.Revision)
+	}
 	return nil
 }

@@ -149,7 +149,9 @@ func (r *Reporter) state(run string) *runState {
 
 func (r *Reporter) accept(res *messages.StepResult, seq uint64) {
 	st := r.state(res.Run)
-	st.steps[res.Step] = *res
+	if old, ok := st.steps[res.Step]; !ok || res.Revision >= old.Revision {
+		st.steps[res.Step] = *res // a step's latest revision corrects the earlier ones
+	}
 	st.seq, st.dirty = seq, true
 }
 

@@ -58,3 +58,19 @@ func TestRunOfSubject(t *testing.T) {
 		t.Errorf("runOfSubject(imapload.results.a.b) = %q, want a token that is not a run name", got)
 	}
 }
+
+// TestAcceptKeepsLatestRevision: a step re-opened by late batches is
+// published again with a higher revision; the report uses it, whatever
+// order the revisions are read in.
+func TestAcceptKeepsLatestRevision(t *testing.T) {
+	r := &Reporter{runs: map[string]*runState{}}
+	rev := func(n int, ratio float64) *messages.StepResult {
+		return &messages.StepResult{Kind: messages.KindStepResult, Run: "r", Step: 1, TargetRate: 100, Ratio: ratio, Revision: n}
+	}
+	r.accept(rev(0, 0.4), 1)
+	r.accept(rev(2, 0.99), 3)
+	r.accept(rev(1, 0.7), 2)
+	if got := r.runs["r"].steps[1]; got.Revision != 2 || got.Ratio != 0.99 {
+		t.Errorf("step 1 kept revision %d (ratio %v), want revision 2 (ratio 0.99)", got.Revision, got.Ratio)
+	}
+}
