@@ -173,12 +173,13 @@ func (a *Aggregator) drop(st *openStep) {
 }
 
 func (a *Aggregator) publish(ctx context.Context, r *messages.StepResult) error {
-	data, err := json.Marshal(r)
+	data, err := json.Marshal(r.Rounded())
 	if err != nil {
 		return fmt.Errorf("aggregator: encode result: %w", err)
 	}
 	msg := nats.NewMsg(messages.ResultsSubject(r.Run))
 	msg.Header.Set(bus.ContentType, bus.JSONType)
+	msg.Header.Set(messages.SummaryHeader, r.Summary())
 	msg.Data = data
 	ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 	defer cancel()

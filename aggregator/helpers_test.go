@@ -253,6 +253,7 @@ func canonical(t *testing.T, r messages.StepResult) string {
 	t.Helper()
 	r.Generated, r.Rejected = time.Time{}, nil // what was pooled, not when or what was refused
 	r.ThroughSeq, r.Revision = 0, 0
+	r = r.Rounded() // what is published is rounded
 	b, err := json.MarshalIndent(r, "", " ")
 	if err != nil {
 		t.Fatalf("json.Marshal(StepResult) error = %v", err)

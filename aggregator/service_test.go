@@ -3,6 +3,7 @@ package aggregator
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +33,9 @@ func TestServicePublishesCompleteStep(t *testing.T) {
 	}
 	if !got.Complete || got.Generated.IsZero() || got.Batches != uint64(len(batches)) {
 		t.Errorf("published StepResult complete = %v, generated = %v, batches = %d; want true, set, %d", got.Complete, got.Generated, got.Batches, len(batches))
+	}
+	if sum := raw.Header.Get(messages.SummaryHeader); sum != got.Summary() || !strings.HasPrefix(sum, "step 1: ") {
+		t.Errorf("result %s = %q, want %q", messages.SummaryHeader, sum, got.Summary())
 	}
 	if ct := raw.Header.Get(bus.ContentType); ct != bus.JSONType {
 		t.Errorf("result Content-Type = %q, want %q", ct, bus.JSONType)

@@ -107,7 +107,15 @@ func publishMsg(t *testing.T, js jetstream.JetStream, msg *nats.Msg) uint64 {
 // a run report that satisfies ok, and returns it.
 func waitPublished(t *testing.T, js jetstream.JetStream, run string, ok func(messages.RunReport) bool) messages.RunReport {
 	t.Helper()
+	rep, _ := waitPublishedMsg(t, js, run, ok)
+	return rep
+}
+
+// waitPublishedMsg is waitPublished that also returns the stored message.
+func waitPublishedMsg(t *testing.T, js jetstream.JetStream, run string, ok func(messages.RunReport) bool) (messages.RunReport, *jetstream.RawStreamMsg) {
+	t.Helper()
 	var rep messages.RunReport
+	var raw *jetstream.RawStreamMsg
 	waitFor(t, "a run report of "+run, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
@@ -119,10 +127,10 @@ func waitPublished(t *testing.T, js jetstream.JetStream, run string, ok func(mes
 		if err != nil {
 			return false
 		}
-		rep = messages.RunReport{}
+		rep, raw = messages.RunReport{}, m
 		return json.Unmarshal(m.Data, &rep) == nil && rep.Kind == messages.KindRunReport && ok(rep)
 	})
-	return rep
+	return rep, raw
 }
 
 // subjectMsgs counts the messages kept on run's results subject.

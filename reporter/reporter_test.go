@@ -74,7 +74,10 @@ func TestReporterPublishesKnee(t *testing.T) {
 	wrongRun := ramp("other")[0]
 	publishRaw(t, js, messages.ResultsSubject("r1"), mustJSON(t, wrongRun))
 
-	rep := waitPublished(t, js, "r1", func(rep messages.RunReport) bool { return len(rep.Steps) == 5 })
+	rep, raw := waitPublishedMsg(t, js, "r1", func(rep messages.RunReport) bool { return len(rep.Steps) == 5 })
+	if got := raw.Header.Get(messages.SummaryHeader); got != rep.Summary() || !strings.Contains(got, "knee at 4000/s (step 4)") {
+		t.Errorf("published report %s = %q, want its Summary() naming the knee", messages.SummaryHeader, got)
+	}
 	if rep.Knee == nil || rep.Knee.Step != 4 || rep.LastHeld == nil || rep.LastHeld.Step != 2 || fmt.Sprint(rep.Invalid) != "[3]" {
 		t.Errorf("published report: knee %+v, last held %+v, invalid %v, want step 4, step 2, [3]", rep.Knee, rep.LastHeld, rep.Invalid)
 	}

@@ -183,11 +183,12 @@ func (r *Reporter) flush(ctx context.Context, js jetstream.JetStream) {
 // rebuilds the same report is deduplicated by the stream.
 func (r *Reporter) publish(ctx context.Context, js jetstream.JetStream, rep messages.RunReport, covers uint64) {
 	id := "report-" + rep.Run + "-" + strconv.FormatUint(covers, 10)
-	data, err := fitReport(rep, r.nc.MaxPayload()-1024)
+	data, err := fitReport(rep.Rounded(), r.nc.MaxPayload()-1024)
 	if err == nil {
 		msg := nats.NewMsg(messages.ResultsSubject(rep.Run))
 		msg.Header.Set(bus.ContentType, bus.JSONType)
 		msg.Header.Set(CoversHeader, strconv.FormatUint(covers, 10))
+		msg.Header.Set(messages.SummaryHeader, rep.Summary())
 		msg.Data = data
 		_, err = js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
 	}
