@@ -137,4 +137,3 @@ func (t *tailer) add(data []byte) {
 	t.steps[res.Step] = *res
 	fmt.Fprintln(t.out, res.Summary())
 }
-
