@@ -34,7 +34,7 @@ func TestStartNATSConfigFile(t *testing.T) {
 jetstream { store_dir: STORE, sync_interval: always }
 authorization { user: alice, password: "s3cret" }
 `)
-	n, err := embedded.StartNATS(&embedded.NATSOptions{ConfigFile: conf, Port: -1})
+	n, err := embedded.StartNATS(&embedded.NATSOptions{ConfigFile: conf, Host: "127.0.0.1", Port: -1})
 	if err != nil {
 		t.Fatalf("StartNATS(ConfigFile) error = %v", err)
 	}
@@ -62,7 +62,7 @@ authorization { user: alice, password: "s3cret" }
 func TestStartNATSConfigOverrides(t *testing.T) {
 	conf := writeConf(t, "jetstream { store_dir: STORE, sync_interval: always }\n")
 	store := t.TempDir()
-	n := startNATS(t, &embedded.NATSOptions{ConfigFile: conf, Port: -1, StoreDir: store, SyncInterval: 5 * time.Second})
+	n := startNATS(t, &embedded.NATSOptions{ConfigFile: conf, Host: "127.0.0.1", Port: -1, StoreDir: store, SyncInterval: 5 * time.Second})
 	js := n.Server().JetStreamConfig()
 	if js == nil || js.StoreDir != filepath.Join(store, "jetstream") && js.StoreDir != store {
 		t.Errorf("JetStreamConfig().StoreDir = %+v, want under %s", js, store)
@@ -79,9 +79,9 @@ func TestStartNATSConfigErrors(t *testing.T) {
 		conf string
 		want error
 	}{
-		{"no store dir", embedded.NATSOptions{Port: -1}, "listen: \"127.0.0.1:-1\"\n", embedded.ErrNoStoreDir},
-		{"user beside a file", embedded.NATSOptions{Port: -1, User: "u", Password: "p"}, "jetstream { store_dir: STORE }\n", embedded.ErrBadOption},
-		{"missing variable", embedded.NATSOptions{Port: -1}, "jetstream { store_dir: STORE }\nauthorization { users = [ { nkey: $IMAPLOAD_NO_SUCH_VARIABLE } ] }\n", nil},
+		{"no store dir", embedded.NATSOptions{Host: "127.0.0.1", Port: -1}, "listen: \"127.0.0.1:-1\"\n", embedded.ErrNoStoreDir},
+		{"user beside a file", embedded.NATSOptions{Host: "127.0.0.1", Port: -1, User: "u", Password: "p"}, "jetstream { store_dir: STORE }\n", embedded.ErrBadOption},
+		{"missing variable", embedded.NATSOptions{Host: "127.0.0.1", Port: -1}, "jetstream { store_dir: STORE }\nauthorization { users = [ { nkey: $IMAPLOAD_NO_SUCH_VARIABLE } ] }\n", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import "github.com/spf13/cobra"
 func commands() []*cobra.Command {
 	return []*cobra.Command{
 		natsCmd(),
+		rolesCmd(),
 		imapserverCmd(),
 		producerCmd(),
 		aggregatorCmd(),
@@ -13,5 +14,6 @@ func commands() []*cobra.Command {
 		stepCmd(),
 		rampCmd(),
 		demoCmd(),
+		tailCmd(),
 	}
 }

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
 
+	"github.com/imapload/imapload/bus"
 	"github.com/imapload/imapload/embedded"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/spf13/cobra"
 )
 
@@ -16,41 +19,90 @@ func natsCmd() *cobra.Command {
 		Long: `Runs nats-server with JetStream in this process, for a fleet that has no NATS of its own.
 Producers, the aggregator, the reporter and the nats CLI connect to it. For more
 than one machine's worth of load, run a real NATS cluster with replicated JetStream
-instead (and --replicas 3 on imapload's commands).`,
-		Example: `  imapload nats --listen 127.0.0.1:4222 --store /var/lib/imapload/nats`,
-		Args:    cobra.NoArgs,
-		RunE:    runNATS,
+instead (and --replicas 3 on imapload's commands).
+
+With --config it starts from a nats-server configuration file, such as the one
+'imapload roles' writes (a user per role, least privilege); --listen, --store and
+--sync, when given, override the file's listen address, store_dir and
+sync_interval; --user and --password cannot be combined with it.
+
+--sync sets how often JetStream fsyncs: by default every 2 minutes (nats-server's
+default), so an OS crash can lose acknowledged batches of the last 2 minutes;
+"always" fsyncs every write (see deploy/nats/README.md).`,
+		Example: `  imapload nats --listen 127.0.0.1:4222 --store /var/lib/imapload/nats
+  imapload nats --config roles/nats.conf --sync always`,
+		Args: cobra.NoArgs,
+		RunE: runNATS,
 	}
-	cmd.Flags().String("listen", "127.0.0.1:4222", "address to listen on (host:port)")
-	cmd.Flags().String("store", "", "JetStream store directory (required; never a shared default)")
+	cmd.Flags().String("listen", "127.0.0.1:4222", "address to listen on (host:port; port 0 picks a free one)")
+	cmd.Flags().String("store", "", "JetStream store directory (required unless --config sets one; never a shared default)")
+	cmd.Flags().String("config", "", "nats-server configuration file to start from, e.g. from 'imapload roles' (env IMAPLOAD_CONFIG)")
+	cmd.Flags().String("sync", "", "JetStream fsync policy: always, or an interval such as 10s (default: the server's, 2m)")
 	cmd.Flags().String("user", "", "require this NATS user (env IMAPLOAD_USER)")
 	cmd.Flags().String("password", "", "password of --user (env IMAPLOAD_PASSWORD; never logged)")
-	_ = cmd.MarkFlagRequired("store")
 	return cmd
 }
 
 func runNATS(cmd *cobra.Command, _ []string) error {
-	host, portStr, err := net.SplitHostPort(flagString(cmd, "listen"))
+	o, err := natsServerOptions(cmd)
 	if err != nil {
-		return fmt.Errorf("--listen: %w", err)
-	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil {
-		return fmt.Errorf("--listen: port %q: %w", portStr, err)
+		return err
 	}
 	log := logger(cmd)
-	ns, err := embedded.StartNATS(&embedded.NATSOptions{
-		Host: host, Port: port, StoreDir: flagString(cmd, "store"),
-		User: flagString(cmd, "user"), Password: flagString(cmd, "password"),
-		Logf: func(format string, args ...any) { log.Debug(fmt.Sprintf(format, args...)) },
-	})
+	o.Logf = func(format string, args ...any) { log.Debug(fmt.Sprintf(format, args...)) }
+	ns, err := embedded.StartNATS(o)
 	if err != nil {
 		return err
 	}
 	defer ns.Shutdown()
-	log.Info("nats: ready", "url", ns.ClientURL(), "store", flagString(cmd, "store"), "auth", flagString(cmd, "user") != "")
+	log.Info("nats: ready", "url", ns.ClientURL(), "store", ns.Server().StoreDir(), "config", o.ConfigFile,
+		"auth", o.User != "" || o.ConfigFile != "")
 	fmt.Fprintln(cmd.OutOrStdout(), "NATS with JetStream listening on", ns.ClientURL())
 	<-cmd.Context().Done()
 	log.Info("nats: shutting down")
 	return nil
+}
+
+// natsServerOptions reads the flags. With --config, --listen counts only
+// when given (on the command line or as IMAPLOAD_LISTEN).
+func natsServerOptions(cmd *cobra.Command) (*embedded.NATSOptions, error) {
+	o := &embedded.NATSOptions{
+		ConfigFile: flagString(cmd, "config"), StoreDir: flagString(cmd, "store"),
+		User: flagString(cmd, "user"), Password: flagString(cmd, "password"),
+	}
+	switch {
+	case o.ConfigFile == "" && o.StoreDir == "":
+		return nil, usage(errors.New(`required flag "store" not set (or give a --config that sets jetstream's store_dir)`))
+	case o.ConfigFile != "" && o.User != "":
+		return nil, usage(errors.New("--user with --config: give the users in the configuration file"))
+	}
+	if o.ConfigFile == "" || cmd.Flags().Changed("listen") {
+		host, port, err := splitListen(flagString(cmd, "listen"))
+		if err != nil {
+			return nil, usage(err)
+		}
+		o.Host, o.Port = host, port
+	}
+	always, interval, err := bus.ParseSync(flagString(cmd, "sync"))
+	if err != nil {
+		return nil, usage(fmt.Errorf("--sync: %w", err))
+	}
+	o.SyncAlways, o.SyncInterval = always, interval
+	return o, nil
+}
+
+// splitListen splits host:port; port 0 becomes the server's "random port".
+func splitListen(listen string) (string, int, error) {
+	host, portStr, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", 0, fmt.Errorf("--listen: %w", err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return "", 0, fmt.Errorf("--listen: port %q: %w", portStr, err)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	return host, port, nil
 }

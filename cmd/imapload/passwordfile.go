@@ -16,7 +16,7 @@ import (
 // secret from a file; both can also come from the environment
 // (IMAPLOAD_<NAME>, IMAPLOAD_<NAME>_FILE), which only the process's own user
 // can read.
-var secretFlags = []string{"accounts-password", "user-password", "password", "nats-password"}
+var secretFlags = []string{"accounts-password", "user-password", "password", "nats-password", "nats-token"}
 
 // annotSecret names, on a secret flag and on its -file sibling, the secret
 // flag they both set.

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/verdict"
+)
+
+// writeRoles runs `imapload roles` in this process for the producer ids and
+// returns its --out directory.
+func writeRoles(t *testing.T, producers string, extra ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "roles")
+	args := append([]string{"roles", "--out", out, "--producers", producers, "--store", filepath.Join(t.TempDir(), "js")}, extra...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, stderr, err := runCLI(ctx, args...); err != nil {
+		t.Fatalf("imapload %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	return out
+}
+
+// roleConn is a client logged in with one role's seed; denied receives the
+// permission violations the server reports to it.
+type roleConn struct {
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	denied chan error
+}
+
+func connectRole(t *testing.T, ns *embedded.NATS, dir, role string) *roleConn {
+	t.Helper()
+	seed, err := nats.NkeyOptionFromSeed(filepath.Join(dir, role+".nk"))
+	if err != nil {
+		t.Fatalf("seed of %s: %v", role, err)
+	}
+	rc := &roleConn{denied: make(chan error, 16)}
+	rc.nc = connect(t, ns.ClientURL(), seed, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		if errors.Is(err, nats.ErrPermissionViolation) {
+			rc.denied <- err
+		}
+	}))
+	rc.js, err = jetstream.New(rc.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+// refused publishes data on subject and checks that the server refuses it:
+// it reports the violation, naming the subject, to the publisher.
+func (rc *roleConn) refused(t *testing.T, role, subject string) {
+	t.Helper()
+	if err := rc.nc.Publish(subject, []byte(`{"forged":true}`)); err != nil {
+		t.Fatalf("%s: Publish(%s): %v", role, subject, err)
+	}
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
+	select {
+	case err := <-rc.denied:
+		if !strings.Contains(err.Error(), `"`+subject+`"`) {
+			t.Errorf("%s: publish on %s refused with %v, which names another subject", role, subject, err)
+		}
+	case <-timer.C:
+		t.Errorf("%s: publish on %s was not refused within 10s", role, subject)
+	}
+}
+
+// startRolesServer starts an in-process server from the generated config.
+func startRolesServer(t *testing.T, dir string) *embedded.NATS {
+	t.Helper()
+	ns, err := embedded.StartNATS(&embedded.NATSOptions{ConfigFile: filepath.Join(dir, "nats.conf"), Host: "127.0.0.1", Port: -1})
+	if err != nil {
+		t.Fatalf("StartNATS(generated config): %v", err)
+	}
+	t.Cleanup(ns.Shutdown)
+	return ns
+}
+
+// TestRolesRefuseOutsidePermissions starts nats-server from the config
+// `imapload roles` writes and logs in as each role: what the role does is
+// allowed, and every forgery is refused by the server and never stored.
+func TestRolesRefuseOutsidePermissions(t *testing.T) {
+	dir := writeRoles(t, "p1,p2")
+	ns := startRolesServer(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	agg, rep, op, p1 := connectRole(t, ns, dir, "aggregator"), connectRole(t, ns, dir, "reporter"),
+		connectRole(t, ns, dir, "operator"), connectRole(t, ns, dir, "p1")
+	ensureAll(t, ctx, agg, p1)
+	allowed(t, ctx, agg, p1, op)
+
+	forged := []struct {
+		role    string
+		rc      *roleConn
+		subject string
+	}{
+		{"p1", p1, messages.ResultsSubject("r1")},
+		{"p1", p1, messages.StepSubject},
+		{"p1", p1, messages.SamplesSubject("r1", 1, "p2")},
+		{"p1", p1, "$KV." + messages.ProducersBucket + ".p2"},
+		{"p1", p1, "$JS.API.STREAM.UPDATE." + messages.SamplesStream},
+		{"p1", p1, "$JS.API.STREAM.PURGE." + messages.SamplesStream},
+		{"aggregator", agg, messages.SamplesSubject("r1", 1, "p1")},
+		{"aggregator", agg, messages.StepSubject},
+		{"reporter", rep, messages.SamplesSubject("r1", 1, "p1")},
+		{"reporter", rep, messages.StepSubject},
+		{"operator", op, messages.SamplesSubject("r1", 1, "p1")},
+		{"operator", op, messages.ResultsSubject("r1")},
+		{"operator", op, "$JS.API.STREAM.DELETE." + messages.ResultsStream},
+	}
+	for _, f := range forged {
+		f.rc.refused(t, f.role, f.subject)
+	}
+	checkStored(t, ctx, agg.js, map[string]uint64{
+		messages.SamplesStream + " " + messages.SamplesSubject("r1", 1, "p1"): 1, // p1's own, below
+		messages.SamplesStream + " " + messages.SamplesSubject("r1", 1, "p2"): 0,
+		messages.ResultsStream + " " + messages.ResultsSubject("r1"):          1, // the aggregator's own
+		bus.StepsStream + " " + messages.StepSubject:                          1, // the operator's own
+	})
+	checkStored(t, ctx, op.js, map[string]uint64{ // the aggregator may not look at the registry
+		"KV_" + messages.ProducersBucket + " $KV." + messages.ProducersBucket + ".p1": 1,
+		"KV_" + messages.ProducersBucket + " $KV." + messages.ProducersBucket + ".p2": 0,
+	})
+}
+
+// ensureAll creates the streams and the bucket as the roles that own them do.
+func ensureAll(t *testing.T, ctx context.Context, agg, p1 *roleConn) {
+	t.Helper()
+	for name, ensure := range map[string]func() error{
+		"EnsureSamples(aggregator)":  func() error { _, err := bus.EnsureSamples(ctx, agg.js, nil); return err },
+		"EnsureResults(aggregator)":  func() error { _, err := bus.EnsureResults(ctx, agg.js, nil); return err },
+		"EnsureSteps(aggregator)":    func() error { _, err := bus.EnsureSteps(ctx, agg.js, nil); return err },
+		"EnsureSamples(p1)":          func() error { _, err := bus.EnsureSamples(ctx, p1.js, nil); return err },
+		"EnsureSteps(p1)":            func() error { _, err := bus.EnsureSteps(ctx, p1.js, nil); return err },
+		"EnsureProducers(p1)":        func() error { _, err := bus.EnsureProducers(ctx, p1.js, nil); return err },
+		"EnsureProducers(p1) again":  func() error { _, err := bus.EnsureProducers(ctx, p1.js, nil); return err },
+		"EnsureResults(aggregator)2": func() error { _, err := bus.EnsureResults(ctx, agg.js, nil); return err },
+	} {
+		if err := ensure(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+}
+
+// allowed does what each role is for: a producer publishes its own batch and
+// registry key, the aggregator a result, the operator a step command.
+func allowed(t *testing.T, ctx context.Context, agg, p1, op *roleConn) {
+	t.Helper()
+	if _, err := p1.js.Publish(ctx, messages.SamplesSubject("r1", 1, "p1"), []byte("x"),
+		jetstream.WithMsgID(messages.BatchMsgID("r1", 1, "p1", 0))); err != nil {
+		t.Errorf("p1: publish its own batch: %v", err)
+	}
+	kv, err := p1.js.KeyValue(ctx, messages.ProducersBucket)
+	if err == nil {
+		_, err = kv.Put(ctx, messages.ProducerKey("p1"), []byte(`{"id":"p1"}`))
+	}
+	if err != nil {
+		t.Errorf("p1: put its own registry key: %v", err)
+	}
+	if _, err := agg.js.Publish(ctx, messages.ResultsSubject("r1"), []byte(`{"kind":"step_result"}`)); err != nil {
+		t.Errorf("aggregator: publish a result: %v", err)
+	}
+	if err := op.nc.Publish(messages.StepSubject, []byte(`{"run":"r1","step":1,"rate":1,"duration":"1s"}`)); err != nil {
+		t.Errorf("operator: publish a step command: %v", err)
+	}
+	if err := op.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for _, rc := range []*roleConn{agg, p1, op} {
+		select {
+		case err := <-rc.denied:
+			t.Errorf("an allowed operation was refused: %v", err)
+		default:
+		}
+	}
+}
+
+// checkStored checks how many messages each "STREAM subject" holds.
+func checkStored(t *testing.T, ctx context.Context, js jetstream.JetStream, want map[string]uint64) {
+	t.Helper()
+	for key, n := range want {
+		stream, subject, _ := strings.Cut(key, " ")
+		var got uint64
+		waitFor(t, 10*time.Second, stream+" to settle", func() bool {
+			st, err := js.Stream(ctx, stream)
+			if err != nil {
+				t.Fatalf("Stream(%s): %v", stream, err)
+			}
+			info, err := st.Info(ctx, jetstream.WithSubjectFilter(subject))
+			if err != nil {
+				t.Fatalf("Info(%s): %v", stream, err)
+			}
+			got = info.State.Subjects[subject]
+			return got >= n
+		})
+		if got != n {
+			t.Errorf("stream %s holds %d messages on %s, want %d", stream, got, subject, n)
+		}
+	}
+}
+
+// TestRolesOutput: the seeds are private and nats.conf names every role,
+// with public keys only.
+func TestRolesOutput(t *testing.T) {
+	dir := writeRoles(t, "3")
+	conf, err := os.ReadFile(filepath.Join(dir, "nats.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range []string{"aggregator", "reporter", "operator", "producer-1", "producer-2", "producer-3"} {
+		fi, err := os.Stat(filepath.Join(dir, role+".nk"))
+		if err != nil {
+			t.Errorf("seed of %s: %v", role, err)
+			continue
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s.nk mode %v, want 0600", role, fi.Mode().Perm())
+		}
+		seed, _ := os.ReadFile(filepath.Join(dir, role+".nk"))
+		if strings.Contains(string(conf), strings.TrimSpace(string(seed))) {
+			t.Errorf("nats.conf holds the seed of %s", role)
+		}
+	}
+	if n := strings.Count(string(conf), "nkey: U"); n != 6 {
+		t.Errorf("nats.conf has %d NKey users, want 6", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, _, err := runCLI(ctx, "roles", "--out", dir, "--producers", "3"); exitCode(err) != verdict.ExitUsage {
+		t.Errorf("imapload roles into a directory that has a nats.conf: %v, want a usage error (--force)", err)
+	}
+}
+
+// TestRolesExampleIsGenerated: deploy/nats/imapload.conf is exactly what
+// the generator writes, keys read from the environment.
+func TestRolesExampleIsGenerated(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	want, _, err := runCLI(ctx, exampleArgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join("..", "..", "deploy", "nats", "imapload.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("deploy/nats/imapload.conf is not what the generator writes; regenerate it with\n  go run ./cmd/imapload %s > deploy/nats/imapload.conf",
+			strings.Join(exampleArgs, " "))
+	}
+	if regexp.MustCompile(`nkey: U[A-Z0-9]{55}`).Match(got) {
+		t.Errorf("deploy/nats/imapload.conf holds a real key")
+	}
+}
+
+// exampleArgs write deploy/nats/imapload.conf.
+var exampleArgs = []string{"roles", "--producers", "3", "--env-keys"}

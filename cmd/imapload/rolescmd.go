@@ -1,0 +1,205 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nkeys"
+	"github.com/spf13/cobra"
+
+	"github.com/imapload/imapload/bus"
+)
+
+func rolesCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "roles",
+		Short: "Write a nats-server configuration with a least-privilege user per role, and their NKey seeds",
+		Long: `Writes into --out a nats.conf for nats-server (or 'imapload nats --config') with one
+NKey user per role, each allowed only what its role does (the table is in
+bus/roles.go; deploy/nats/README.md explains it): aggregator, reporter,
+operator, and one user per producer id, since a producer may publish only
+batches under its own id and write only its own registry key.
+
+Beside it, one NKey seed file per role (<role>.nk, mode 0600): give each
+process its own with --nats-nkey (or IMAPLOAD_NATS_NKEY). The seeds are the
+secrets; nats.conf holds only public keys.
+
+With --env-keys no key is generated: the config reads every public key from an
+environment variable (IMAPLOAD_NKEY_<ROLE>, e.g. IMAPLOAD_NKEY_PRODUCER_1) and is
+printed (or written to --out/nats.conf); deploy/nats/imapload.conf is made so.`,
+		Example: `  imapload roles --out /etc/imapload/roles --producers 8 --store /var/lib/imapload/nats
+  imapload nats --config /etc/imapload/roles/nats.conf
+  imapload producer --id producer-1 --nats-nkey /etc/imapload/roles/producer-1.nk --imap mail:143
+  imapload roles --producers 3 --env-keys > deploy/nats/imapload.conf`,
+		Args: cobra.NoArgs,
+		RunE: runRoles,
+	}
+	f := cmd.Flags()
+	f.String("out", "", "directory for nats.conf and the seed files (created, mode 0700)")
+	f.String("producers", "", "producer ids, comma separated (p1,p2), or a count N for producer-1 … producer-N")
+	f.String("listen", "127.0.0.1:4222", "the server's client address")
+	f.String("store", "/var/lib/imapload/nats", "JetStream store directory of the server")
+	f.String("sync", "", "JetStream fsync policy: always, or an interval such as 10s (default: the server's, 2m)")
+	f.Bool("env-keys", false, "read the public keys from IMAPLOAD_NKEY_<ROLE> variables; no seed is written")
+	f.Bool("force", false, "replace the nats.conf and seeds already in --out (every process needs its new seed)")
+	return cmd
+}
+
+func runRoles(cmd *cobra.Command, _ []string) error {
+	ids, err := producerIDs(flagString(cmd, "producers"))
+	if err != nil {
+		return usage(err)
+	}
+	perms, err := bus.FleetPermissions(ids)
+	if err != nil {
+		return usage(err)
+	}
+	out, envKeys := flagString(cmd, "out"), flagBool(cmd, "env-keys")
+	if out == "" && !envKeys {
+		return usage(errors.New("--out is required, for the seed files (or --env-keys)"))
+	}
+	c := bus.ServerConfig{Listen: flagString(cmd, "listen"), StoreDir: flagString(cmd, "store"), Sync: flagString(cmd, "sync")}
+	if _, _, err := bus.ParseSync(c.Sync); err != nil {
+		return usage(fmt.Errorf("--sync: %w", err))
+	}
+	if envKeys {
+		return writeEnvConfig(cmd, c, perms, out)
+	}
+	if err := prepareOut(out, flagBool(cmd, "force")); err != nil {
+		return err
+	}
+	if c.Users, err = writeSeeds(out, perms); err != nil {
+		return err
+	}
+	if err := writeConfig(filepath.Join(out, "nats.conf"), c); err != nil {
+		return err
+	}
+	printRoles(cmd.OutOrStdout(), out, c.Users)
+	return nil
+}
+
+// producerIDs reads --producers: a count N (producer-1 … producer-N) or a
+// comma-separated list of ids.
+func producerIDs(s string) ([]string, error) {
+	if s == "" {
+		return nil, errors.New("--producers is required: a count (8) or the ids (p1,p2)")
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		if n < 1 || n > 10_000 {
+			return nil, fmt.Errorf("--producers %d: want 1 to 10000", n)
+		}
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = "producer-" + strconv.Itoa(i+1)
+		}
+		return ids, nil
+	}
+	return strings.Split(s, ","), nil
+}
+
+// writeEnvConfig writes the config with every key read from the
+// environment, to out/nats.conf or to stdout.
+func writeEnvConfig(cmd *cobra.Command, c bus.ServerConfig, perms []bus.Permissions, out string) error {
+	for _, p := range perms {
+		c.Users = append(c.Users, bus.User{Permissions: p, NKey: "$" + bus.NKeyVar(p.Role)})
+	}
+	if out == "" {
+		return c.Write(cmd.OutOrStdout())
+	}
+	if err := prepareOut(out, flagBool(cmd, "force")); err != nil {
+		return err
+	}
+	return writeConfig(filepath.Join(out, "nats.conf"), c)
+}
+
+// prepareOut creates out, and refuses to replace a config in it unless
+// force: the running fleet's keys would stop working.
+func prepareOut(out string, force bool) error {
+	if err := os.MkdirAll(out, 0o700); err != nil {
+		return fmt.Errorf("roles: %w", err)
+	}
+	conf := filepath.Join(out, "nats.conf")
+	if _, err := os.Stat(conf); err == nil && !force {
+		return usage(fmt.Errorf("%s exists: --force replaces it and every seed beside it", conf))
+	}
+	return nil
+}
+
+// writeSeeds generates an NKey user per role, writes its seed to
+// out/<role>.nk (mode 0600) and returns the users with their public keys.
+func writeSeeds(out string, perms []bus.Permissions) ([]bus.User, error) {
+	users := make([]bus.User, 0, len(perms))
+	for _, p := range perms {
+		pub, err := writeSeed(filepath.Join(out, p.Role+".nk"))
+		if err != nil {
+			return nil, fmt.Errorf("roles: %s: %w", p.Role, err)
+		}
+		users = append(users, bus.User{Permissions: p, NKey: pub})
+	}
+	return users, nil
+}
+
+// writeSeed creates a user key pair, writes its seed to path and returns
+// its public key.
+func writeSeed(path string) (string, error) {
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return "", err
+	}
+	defer kp.Wipe()
+	seed, err := kp.Seed()
+	if err != nil {
+		return "", err
+	}
+	if err := writePrivate(path, append(seed, '\n')); err != nil {
+		return "", err
+	}
+	return kp.PublicKey()
+}
+
+// writePrivate writes b to path with mode 0600, whatever mode a file
+// already there had.
+func writePrivate(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func writeConfig(path string, c bus.ServerConfig) error {
+	var b strings.Builder
+	if err := c.Write(&b); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// printRoles lists what was written and how each process uses it.
+func printRoles(w io.Writer, out string, users []bus.User) {
+	fmt.Fprintf(w, "wrote %s (public keys only)\n", filepath.Join(out, "nats.conf"))
+	for _, u := range users {
+		fmt.Fprintf(w, "  %-24s %s  seed %s\n", u.Role, u.NKey, filepath.Join(out, u.Role+".nk"))
+	}
+	fmt.Fprintf(w, "start the server:  imapload nats --config %s   (or nats-server -c %s)\n",
+		filepath.Join(out, "nats.conf"), filepath.Join(out, "nats.conf"))
+	fmt.Fprintf(w, "give each process its seed:  --nats-nkey %s  (env IMAPLOAD_NATS_NKEY)\n", filepath.Join(out, "<role>.nk"))
+}
+
+func flagBool(cmd *cobra.Command, name string) bool {
+	v, _ := cmd.Flags().GetBool(name)
+	return v
+}
