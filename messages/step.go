@@ -6,8 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"reflect"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -72,7 +76,6 @@ func ParseStepCommand(b []byte) (StepCommand, error) {
 		return c, fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidStep, len(b), MaxStepJSONBytes)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
 		return c, fmt.Errorf("%w: malformed JSON: %v", ErrInvalidStep, err)
 	}
@@ -80,7 +83,75 @@ func ParseStepCommand(b []byte) (StepCommand, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return c, fmt.Errorf("%w: trailing data after the JSON object", ErrInvalidStep)
 	}
-	return c, c.Validate()
+	// Unknown fields are problems beside the others, not instead of them.
+	errs := unknownFields(b)
+	if err := c.Validate(); err != nil {
+		errs = append(errs, problems(err)...)
+	}
+	if len(errs) == 0 {
+		return c, nil
+	}
+	return c, fmt.Errorf("%w: %w", ErrInvalidStep, errors.Join(errs...))
+}
+
+// unknownFields lists, as problems, the fields of the JSON object b that a
+// StepCommand does not have (a typo such as "rat" would otherwise be
+// silently ignored).
+func unknownFields(b []byte) []error {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(b, &fields) != nil {
+		return nil
+	}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if !slices.Contains(stepFields, name) {
+			errs = append(errs, fmt.Errorf("json: unknown field %q", name))
+		}
+	}
+	return errs
+}
+
+// stepFields are the JSON names of StepCommand's fields.
+var stepFields = func() []string {
+	var names []string
+	t := reflect.TypeFor[StepCommand]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names = append(names, name)
+	}
+	return names
+}()
+
+// StepProblems returns each problem a step command's error lists (see
+// ParseStepCommand and Validate), one per item, without the ErrInvalidStep
+// prefix; an error that lists none is one problem.
+func StepProblems(err error) []string {
+	if err == nil {
+		return nil
+	}
+	var out []string
+	for _, e := range problems(err) {
+		out = append(out, strings.TrimPrefix(e.Error(), ErrInvalidStep.Error()+": "))
+	}
+	return out
+}
+
+// problems are the errors err joins, without ErrInvalidStep.
+func problems(err error) []error {
+	return slices.DeleteFunc(leaves(err), func(e error) bool { return e == ErrInvalidStep })
+}
+
+// leaves returns the errors err joins, recursively; err itself if none.
+func leaves(err error) []error {
+	var many interface{ Unwrap() []error }
+	if !errors.As(err, &many) {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range many.Unwrap() {
+		out = append(out, leaves(e)...)
+	}
+	return out
 }
 
 // Validate returns nil or an error wrapping ErrInvalidStep that lists every
@@ -234,8 +305,11 @@ type StepReply struct {
 	Step int    `json:"step,omitempty"`
 	// Accepted is true when the producer will run the step.
 	Accepted bool `json:"accepted"`
-	// Error says why the command was refused; empty when accepted.
+	// Error says why the command was refused; empty when accepted. Its
+	// problems are joined by "; ".
 	Error string `json:"error,omitempty"`
+	// Problems lists each problem of a refused command on its own.
+	Problems []string `json:"problems,omitempty"`
 	// Rate is the producer's share of the offered rate, commands/s.
 	Rate float64 `json:"rate,omitempty"`
 	// Producers is the number of producers the fleet rate was divided by.

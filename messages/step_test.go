@@ -355,3 +355,4 @@ func TestDurationJSON(t *testing.T) {
 		})
 	}
 }
+

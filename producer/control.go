@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -104,7 +105,8 @@ func (p *Producer) refuse(m *nats.Msg, cmd messages.StepCommand, err error) {
 		p.log.Warn("producer: step command refused", "kind", kind, "err", err,
 			"suppressed", suppressed, "log_every", refusalEvery)
 	}
-	r := messages.StepReply{Producer: p.cfg.ID, Error: err.Error()}
+	problems := messages.StepProblems(err)
+	r := messages.StepReply{Producer: p.cfg.ID, Error: strings.Join(problems, "; "), Problems: problems}
 	if messages.ValidName(cmd.Run) == nil && cmd.Step > 0 && cmd.Step <= messages.MaxStep {
 		r.Run, r.Step = cmd.Run, cmd.Step
 	}

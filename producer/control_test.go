@@ -41,6 +41,11 @@ func TestStepRefusals(t *testing.T) {
 			}
 		})
 	}
+	// Every problem is an item of its own, and the joined error is one line.
+	rep := f.request(`{"run":"","step":1,"rate":-1,"duration":"1s","sessions":3}`, 1)[0]
+	if len(rep.Problems) != 3 || strings.Contains(rep.Error, "\n") || !strings.Contains(rep.Error, `unknown field "sessions"; run: missing; rate: -1`) {
+		t.Errorf("reply to a command with three problems = error %q, problems %q; want three items, joined by '; '", rep.Error, rep.Problems)
+	}
 	if rep := f.request(`{"run":"ctl","step":1,"rate":5,"duration":"100ms"}`, 1)[0]; !rep.Accepted {
 		t.Errorf("reply to a valid command after refusals = %+v, want accepted", rep)
 	}
