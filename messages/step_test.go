@@ -355,4 +355,3 @@ func TestDurationJSON(t *testing.T) {
 		})
 	}
 }
-
