@@ -94,7 +94,8 @@ func ReporterPermissions() Permissions {
 }
 
 // OperatorPermissions are the operator's (imapload step and ramp, the nats
-// CLI): step commands, reading results and the registry, listing streams.
+// CLI): step commands, reading results and the registry, listing streams;
+// it may also watch the batches as they pass, for the live progress line.
 func OperatorPermissions() Permissions {
 	pub := []string{
 		messages.StepSubject, "$JS.API.INFO", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST",
@@ -106,7 +107,7 @@ func OperatorPermissions() Permissions {
 	pub = append(pub, pushFlowControl(kvStream))
 	return Permissions{
 		Role: RoleOperator, Doc: "operator: sends step commands, reads results and the producer registry",
-		Publish: pub, Subscribe: []string{messages.ResultsSubjects, inboxes},
+		Publish: pub, Subscribe: []string{messages.ResultsSubjects, messages.SamplesSubjects, inboxes},
 	}
 }
 
