@@ -114,6 +114,9 @@ func TestNATSCLIInterop(t *testing.T) {
 	if len(results) != 1 || results[0].Kind != messages.KindStepResult || results[0].Run != "cli" || !slices.Equal(results[0].Producers, []string{"cli-p1"}) {
 		t.Errorf("nats sub printed:\n%s\nwant the step result of run cli from cli-p1", sub.out.String())
 	}
+	if want := messages.SummaryHeader + ": step 1"; !strings.Contains(sub.out.String(), want) {
+		t.Errorf("nats sub printed:\n%s\nwant the one-line summary header %q", sub.out.String(), want)
+	}
 }
 
 // checkCLIPub: the README's example, sent with nats pub, parses as a step.
