@@ -36,6 +36,7 @@ func writeRoles(t *testing.T, producers string, extra ...string) string {
 // roleConn is a client logged in with one role's seed; denied receives the
 // permission violations the server reports to it.
 type roleConn struct {
+	role   string
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	denied chan error
@@ -47,7 +48,7 @@ func connectRole(t *testing.T, ns *embedded.NATS, dir, role string) *roleConn {
 	if err != nil {
 		t.Fatalf("seed of %s: %v", role, err)
 	}
-	rc := &roleConn{denied: make(chan error, 16)}
+	rc := &roleConn{role: role, denied: make(chan error, 16)}
 	rc.nc = connect(t, ns.ClientURL(), seed, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 		if errors.Is(err, nats.ErrPermissionViolation) {
 			rc.denied <- err
@@ -62,21 +63,12 @@ func connectRole(t *testing.T, ns *embedded.NATS, dir, role string) *roleConn {
 
 // refused publishes data on subject and checks that the server refuses it:
 // it reports the violation, naming the subject, to the publisher.
-func (rc *roleConn) refused(t *testing.T, role, subject string) {
+func (rc *roleConn) refused(t *testing.T, subject string) {
 	t.Helper()
 	if err := rc.nc.Publish(subject, []byte(`{"forged":true}`)); err != nil {
-		t.Fatalf("%s: Publish(%s): %v", role, subject, err)
+		t.Fatalf("%s: Publish(%s): %v", rc.role, subject, err)
 	}
-	timer := time.NewTimer(10 * time.Second)
-	defer timer.Stop()
-	select {
-	case err := <-rc.denied:
-		if !strings.Contains(err.Error(), `"`+subject+`"`) {
-			t.Errorf("%s: publish on %s refused with %v, which names another subject", role, subject, err)
-		}
-	case <-timer.C:
-		t.Errorf("%s: publish on %s was not refused within 10s", role, subject)
-	}
+	rc.awaitDenied(t, subject)
 }
 
 // startRolesServer starts an in-process server from the generated config.
@@ -104,26 +96,27 @@ func TestRolesRefuseOutsidePermissions(t *testing.T) {
 	allowed(t, ctx, agg, p1, op)
 
 	forged := []struct {
-		role    string
 		rc      *roleConn
 		subject string
 	}{
-		{"p1", p1, messages.ResultsSubject("r1")},
-		{"p1", p1, messages.StepSubject},
-		{"p1", p1, messages.SamplesSubject("r1", 1, "p2")},
-		{"p1", p1, "$KV." + messages.ProducersBucket + ".p2"},
-		{"p1", p1, "$JS.API.STREAM.UPDATE." + messages.SamplesStream},
-		{"p1", p1, "$JS.API.STREAM.PURGE." + messages.SamplesStream},
-		{"aggregator", agg, messages.SamplesSubject("r1", 1, "p1")},
-		{"aggregator", agg, messages.StepSubject},
-		{"reporter", rep, messages.SamplesSubject("r1", 1, "p1")},
-		{"reporter", rep, messages.StepSubject},
-		{"operator", op, messages.SamplesSubject("r1", 1, "p1")},
-		{"operator", op, messages.ResultsSubject("r1")},
-		{"operator", op, "$JS.API.STREAM.DELETE." + messages.ResultsStream},
+		{p1, messages.ResultsSubject("r1")},
+		{p1, messages.StepSubject},
+		{p1, messages.SamplesSubject("r1", 1, "p2")},
+		{p1, "$KV." + messages.ProducersBucket + ".p2"},
+		{p1, "$JS.API.STREAM.UPDATE." + messages.SamplesStream},
+		{p1, "$JS.API.STREAM.PURGE." + messages.SamplesStream},
+		{p1, "$JS.API.CONSUMER.CREATE." + messages.SamplesStream + ".imapload-aggregator"}, // the aggregator's durable
+		{p1, "_INBOX.forged-reply"},
+		{agg, messages.SamplesSubject("r1", 1, "p1")},
+		{agg, messages.StepSubject},
+		{rep, messages.SamplesSubject("r1", 1, "p1")},
+		{rep, messages.StepSubject},
+		{op, messages.SamplesSubject("r1", 1, "p1")},
+		{op, messages.ResultsSubject("r1")},
+		{op, "$JS.API.STREAM.DELETE." + messages.ResultsStream},
 	}
 	for _, f := range forged {
-		f.rc.refused(t, f.role, f.subject)
+		f.rc.refused(t, f.subject)
 	}
 	checkStored(t, ctx, agg.js, map[string]uint64{
 		messages.SamplesStream + " " + messages.SamplesSubject("r1", 1, "p1"): 1, // p1's own, below
@@ -221,7 +214,7 @@ func TestRolesOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, role := range []string{"aggregator", "reporter", "operator", "producer-1", "producer-2", "producer-3"} {
+	for _, role := range []string{"reporter", "operator", "producer-1", "producer-2", "producer-3"} {
 		fi, err := os.Stat(filepath.Join(dir, role+".nk"))
 		if err != nil {
 			t.Errorf("seed of %s: %v", role, err)
@@ -269,3 +262,51 @@ func TestRolesExampleIsGenerated(t *testing.T) {
 
 // exampleArgs write deploy/nats/imapload.conf.
 var exampleArgs = []string{"roles", "--producers", "3", "--env-keys"}
+
+// TestRolesEnsureKeepsWhatItMayNotUpdate: a stream or bucket that exists
+// with another configuration (an older imapload, other options) is used as
+// it is by a role that may not update it; the server refused the update.
+func TestRolesEnsureKeepsWhatItMayNotUpdate(t *testing.T) {
+	dir := writeRoles(t, "p1")
+	ns := startRolesServer(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	agg, p1 := connectRole(t, ns, dir, "aggregator"), connectRole(t, ns, dir, "p1")
+	if _, err := bus.EnsureSamples(ctx, agg.js, nil); err != nil {
+		t.Fatal(err)
+	}
+	st, err := bus.EnsureSamples(ctx, agg.js, &bus.Options{MaxAge: time.Hour})
+	if err != nil {
+		t.Fatalf("EnsureSamples(other MaxAge) as the aggregator: %v", err)
+	}
+	if got, want := st.CachedInfo().Config.MaxAge, bus.SamplesConfig(nil).MaxAge; got != want {
+		t.Errorf("samples stream MaxAge = %v, want %v as it was", got, want)
+	}
+	agg.awaitDenied(t, "$JS.API.STREAM.UPDATE."+messages.SamplesStream)
+	if _, err := bus.EnsureProducers(ctx, p1.js, nil); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := bus.EnsureProducers(ctx, p1.js, &bus.Options{HeartbeatTTL: time.Minute})
+	if err != nil {
+		t.Fatalf("EnsureProducers(other TTL) as a producer: %v", err)
+	}
+	if s, err := kv.Status(ctx); err != nil || s.TTL() != bus.ProducersConfig(nil).TTL {
+		t.Errorf("registry TTL = %v (%v), want %v as it was", s.TTL(), err, bus.ProducersConfig(nil).TTL)
+	}
+	p1.awaitDenied(t, "$JS.API.STREAM.UPDATE.KV_"+messages.ProducersBucket)
+}
+
+// awaitDenied waits for the server to report a refused publish on subject.
+func (rc *roleConn) awaitDenied(t *testing.T, subject string) {
+	t.Helper()
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
+	select {
+	case err := <-rc.denied:
+		if !strings.Contains(err.Error(), `"`+subject+`"`) {
+			t.Errorf("%s: refused %v, want a refusal of %s", rc.role, err, subject)
+		}
+	case <-timer.C:
+		t.Errorf("%s: no refusal of %s within 10s", rc.role, subject)
+	}
+}
