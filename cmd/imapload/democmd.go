@@ -169,6 +169,9 @@ func (d *demo) startProducer(ctx context.Context, cmd *cobra.Command, id string,
 		return err
 	}
 	o.ID, o.Addr, o.Logger, o.Seed = id, d.imap.Addr(), d.log, seed
+	if cfg := d.imap.TLSConfig(); cfg != nil { // --tls: dial TLS, trusting the server's own certificate
+		o.TLS, o.TLSConfig = true, cfg
+	}
 	nc, err := d.connect("imapload-" + id)
 	if err != nil {
 		return err
