@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/imapload/imapload/bus"
 	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/verdict"
 )
@@ -74,12 +76,21 @@ func (rc *roleConn) refused(t *testing.T, subject string) {
 // startRolesServer starts an in-process server from the generated config.
 func startRolesServer(t *testing.T, dir string) *embedded.NATS {
 	t.Helper()
-	ns, err := embedded.StartNATS(&embedded.NATSOptions{ConfigFile: filepath.Join(dir, "nats.conf"), Host: "127.0.0.1", Port: -1})
+	ns, _ := startRolesServerLog(t, dir)
+	return ns
+}
+
+// startRolesServerLog is startRolesServer that also returns the server's log.
+func startRolesServerLog(t *testing.T, dir string) (*embedded.NATS, *testkit.Buffer) {
+	t.Helper()
+	log := &testkit.Buffer{}
+	ns, err := embedded.StartNATS(&embedded.NATSOptions{ConfigFile: filepath.Join(dir, "nats.conf"), Host: "127.0.0.1", Port: -1,
+		Logf: func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }})
 	if err != nil {
 		t.Fatalf("StartNATS(generated config): %v", err)
 	}
 	t.Cleanup(ns.Shutdown)
-	return ns
+	return ns, log
 }
 
 // TestRolesRefuseOutsidePermissions starts nats-server from the config
