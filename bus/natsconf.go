@@ -18,7 +18,7 @@ type ServerConfig struct {
 	// Listen is the client address, host:port. Default "127.0.0.1:4222".
 	Listen string
 	// StoreDir is JetStream's store directory. Required: the server's default
-	// ($TMPDIR/nats/jetstream) is shared by every server on the host.
+	// ($TMPDIR/jetstream) is shared by every server on the host.
 	StoreDir string
 	// Sync is JetStream's fsync policy: "" keeps the server's default (every
 	// 2 minutes), "always" syncs every write, a duration ("10s") sets the
