@@ -149,30 +149,30 @@ func streamResults(t *testing.T, js jetstream.JetStream, run string) map[int][]m
 }
 
 // latest waits until step n of run has a result in the stream that passes
-// ok (nil: any), and returns the highest revision.
+// ok (nil: any), and returns its highest revision; the failure shows the
+// last one seen.
 func latest(t *testing.T, js jetstream.JetStream, run string, n int, within time.Duration, ok func(messages.StepResult) bool) messages.StepResult {
 	t.Helper()
 	var r messages.StepResult
-	var polled time.Time
-	waitFor(t, within, fmt.Sprintf("a result of %s step %d", run, n), func() bool {
-		if time.Since(polled) < 250*time.Millisecond {
-			return false
-		}
-		polled = time.Now()
+	for deadline := time.Now().Add(within); ; time.Sleep(250 * time.Millisecond) {
 		rs := streamResults(t, js, run)[n]
-		if len(rs) == 0 {
-			return false
-		}
-		r = rs[0]
-		for _, x := range rs {
-			if x.Revision > r.Revision {
+		for i, x := range rs {
+			if i == 0 || x.Revision > r.Revision {
 				r = x
 			}
 		}
-		return ok == nil || ok(r)
-	})
-	return r
+		if len(rs) > 0 && (ok == nil || ok(r)) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for a result of %s step %d; %d in the stream, the latest: revision %d, complete %v, producers %v, missing %v, lost %d",
+				within, run, n, len(rs), r.Revision, r.Complete, r.Producers, r.Missing, r.Lost)
+		}
+	}
 }
+
+// complete is a result from every producer that sent anything.
+func complete(r messages.StepResult) bool { return r.Complete && len(r.Missing) == 0 }
 
 // streamBatches reads every batch of run's step stored in IMAPLOAD_SAMPLES,
 // one per (producer, seq), and counts what did not decode.
@@ -247,7 +247,8 @@ func vmHWM(t *testing.T, p *proc) uint64 {
 
 // checkWhole checks that r is complete, from exactly the fleet's producers,
 // with nothing missing or lost, and that it pooled each stored batch of its
-// step once: its Batches and Scheduled are those of the fleet's distinct
+// step once (and that the stream holds every batch, numbered from 0 without
+// a gap, of each producer): its Batches and Scheduled are those of the fleet's distinct
 // (producer, seq) batches in the stream (a batch stored twice, with the
 // duplicate window gone after a NATS restart, counts once).
 func (f *faultFleet) checkWhole(t *testing.T, r messages.StepResult) {
@@ -258,9 +259,16 @@ func (f *faultFleet) checkWhole(t *testing.T, r messages.StepResult) {
 	}
 	batches, _ := streamBatches(t, f.js, r.Run, r.Step)
 	var n, scheduled uint64
+	last, count := map[string]uint64{}, map[string]uint64{}
 	for _, b := range batches {
 		if slices.Contains(f.ids, b.Producer) {
 			n, scheduled = n+1, scheduled+b.Scheduled
+			last[b.Producer], count[b.Producer] = max(last[b.Producer], b.Seq), count[b.Producer]+1
+		}
+	}
+	for id, c := range count {
+		if c != last[id]+1 {
+			t.Errorf("%s step %d: the stream holds %d batches of %s, numbered up to %d: some were lost", r.Run, r.Step, c, id, last[id])
 		}
 	}
 	if r.Batches != n || r.Scheduled != scheduled {
