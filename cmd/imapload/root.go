@@ -28,6 +28,9 @@ func newRoot() *cobra.Command {
 			if err := configure(cmd.Flags()); err != nil {
 				return err
 			}
+			if err := checkFlags(cmd); err != nil {
+				return err
+			}
 			if reexec && cmd.Annotations[annotSysmon] != "" {
 				if err := sysmon.Reexec(); err != nil {
 					logger(cmd).Warn("running with the Go runtime's default sysmon", "err", err)
