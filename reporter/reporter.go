@@ -25,8 +25,11 @@ type Options struct {
 	// Logger receives skipped messages and failed publishes or writes.
 	// Default: no logging.
 	Logger *slog.Logger
-	// Out, if set, receives RenderTable after every update.
-	Out io.Writer
+	// Out, if set, receives one line per step result as it is read (its
+	// Summary) and, when Run returns, the table of every run it reported;
+	// with Verbose, the table after every update instead.
+	Out     io.Writer
+	Verbose bool
 	// Bus sizes the results stream that Run creates if it is missing; it must
 	// match what the other roles use. nil means bus defaults.
 	Bus *bus.Options

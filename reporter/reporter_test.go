@@ -95,6 +95,10 @@ func TestReporterPublishesKnee(t *testing.T) {
 	if !strings.Contains(out.String(), "knee:      between 3000 and 4000/s: step 3 was inconclusive; step 4 at 4000/s offered") {
 		t.Errorf("Out lacks the knee line; got:\n%s", out.String())
 	}
+	// Quiet by default: a line per step as it is read, the table once, on exit.
+	if n := strings.Count(out.String(), "knee: "); n != 1 || !strings.Contains(out.String(), "run r1 step 5: ") {
+		t.Errorf("Out has the table %d times and lines %q…; want a line per step and the table once:\n%s", n, "run r1 step 5: ", out.String())
+	}
 	checkUpdates(t, r, 4)
 }
 

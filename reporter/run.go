@@ -51,6 +51,7 @@ func (r *Reporter) Run(ctx context.Context) error {
 		return fmt.Errorf("%w: Run called twice", ErrInvalidOptions)
 	}
 	defer close(r.updates)
+	defer r.finalTables()
 	js, it, err := r.subscribe(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -152,6 +153,9 @@ func (r *Reporter) accept(res *messages.StepResult, seq uint64) {
 	if old, ok := st.steps[res.Step]; !ok || res.Revision >= old.Revision {
 		st.steps[res.Step] = *res // a step's latest revision corrects the earlier ones
 	}
+	if r.opts.Out != nil && !r.opts.Verbose {
+		fmt.Fprintf(r.opts.Out, "run %s %s\n", res.Run, res.Summary())
+	}
 	st.seq, st.dirty = seq, true
 }
 
@@ -223,9 +227,26 @@ func fitReport(rep messages.RunReport, limit int64) ([]byte, error) {
 	return nil, fmt.Errorf("reporter: run report of %d bytes even without steps, limit %d", len(data), limit)
 }
 
-// render writes the table to Out and the files to OutDir, if set.
+// finalTables writes the table of every run reported to Out, once, as Run
+// returns (without Verbose, Out had one line per step until then).
+func (r *Reporter) finalTables() {
+	if r.opts.Out == nil || r.opts.Verbose {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, run := range slices.Sorted(maps.Keys(r.reports)) {
+		fmt.Fprintln(r.opts.Out)
+		if err := RenderTable(r.opts.Out, r.reports[run]); err != nil {
+			r.log.Error("reporter: render table", "run", run, "err", err)
+		}
+	}
+}
+
+// render writes the table to Out (with Verbose) and the files to OutDir, if
+// set, and logs where.
 func (r *Reporter) render(rep messages.RunReport) {
-	if r.opts.Out != nil {
+	if r.opts.Out != nil && r.opts.Verbose {
 		if err := RenderTable(r.opts.Out, rep); err != nil {
 			r.log.Error("reporter: render table", "run", rep.Run, "err", err)
 		}
@@ -240,5 +261,7 @@ func (r *Reporter) render(rep messages.RunReport) {
 	if _, err := WriteFiles(dir, rep); err != nil {
 		r.count(func(s *Stats) { s.WriteErrors++ })
 		r.log.Error("reporter: write report files", "run", rep.Run, "dir", dir, "err", err)
+		return
 	}
+	r.log.Info("reporter: report files written", "run", rep.Run, "dir", dir, "steps", len(rep.Steps))
 }

@@ -10,8 +10,9 @@ func reporterCmd() *cobra.Command {
 		Use:   "reporter",
 		Short: "Find the knee and render reports from the step results",
 		Long: `Reads step results from the IMAPLOAD_RESULTS stream, finds the knee, publishes a RunReport
-on imapload.results.<run> after each step, prints the table and writes report.json,
-report.csv, report.txt and the plots to --out.`,
+on imapload.results.<run> after each step, prints one line per step (the whole table
+with --verbose; each run's table on exit) and writes report.json, report.csv,
+report.txt and the plots to --out, logging where.`,
 		Args: cobra.NoArgs,
 		RunE: runReporter,
 	}
@@ -19,7 +20,8 @@ report.csv, report.txt and the plots to --out.`,
 	cmd.Flags().String("run", "", "report this run only (default: every run, each in --out/<run>)")
 	cmd.Flags().String("out", "", "directory for report files (default: none)")
 	cmd.Flags().Float64("threshold", reporter.DefaultThreshold, "delivered/target ratio under which a step is the knee")
-	cmd.Flags().Bool("table", true, "print the table after every step result")
+	cmd.Flags().Bool("table", true, "print a line per step result and each run's table on exit (false: nothing on stdout)")
+	cmd.Flags().Bool("verbose", false, "print the whole table after every step result instead")
 	return cmd
 }
 
@@ -34,6 +36,7 @@ func runReporter(cmd *cobra.Command, _ []string) error {
 	if table, _ := cmd.Flags().GetBool("table"); table {
 		o.Out = cmd.OutOrStdout()
 	}
+	o.Verbose, _ = cmd.Flags().GetBool("verbose")
 	r, err := reporter.New(nc, flagString(cmd, "run"), o)
 	if err != nil {
 		return err
