@@ -26,7 +26,7 @@ var numericRules = map[string]numericRule{
 	"workers": {min: 0}, "queue": {min: 0}, "reservoir": {min: 0}, "procs": {min: 0}, "max-messages": {min: 0},
 	"after-knee": {min: 0}, "refine": {min: 0}, "replicas": {min: 1, max: 5},
 	"slow-fraction": {min: 0, max: 1}, "drop-fraction": {min: 0, max: 1}, "no-fraction": {min: 0, max: 1},
-	"threshold": {min: 0, max: 1, openMin: true},
+	"threshold":   {min: 0, max: 1, openMin: true},
 	"bcrypt-cost": {min: 0, max: 31, gap: [2]float64{1, 3}},
 }
 
