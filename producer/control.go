@@ -138,6 +138,14 @@ func (p *Producer) stopStep() {
 	p.reg.setStep("", 0)
 }
 
+// shutDownStep is stopStep as the producer stops (see stepRun.shutDown).
+func (p *Producer) shutDownStep() {
+	if p.cur != nil {
+		p.cur.pub.hurry.Store(true)
+	}
+	p.stopStep()
+}
+
 // refusalEvery is how often at most a refusal of one kind is logged: a
 // controller sending bad commands in a loop (1,000 a second) must not fill
 // the disk, while every request still gets its answer.

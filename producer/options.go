@@ -48,6 +48,12 @@ type Options struct {
 	// FlushInterval is how often a running step's batch is cut and published
 	// (default 1 s).
 	FlushInterval time.Duration
+	// PublishRetry is how long, per NATS outage, batches not acknowledged
+	// are kept and published again with their message ids before they count
+	// as lost (default 2 min: an outage of a minute loses nothing). While
+	// the producer shuts down it is at most 5 s, so that a stop with NATS
+	// down for good stays short.
+	PublishRetry time.Duration
 	// Reservoir is the reservoir capacity per phase and latency kind (default
 	// 1024, at most 8192 so that a batch always fits messages.MaxBatchBytes).
 	Reservoir int
@@ -80,7 +86,6 @@ type config struct {
 	localAddr  net.Addr
 	sessions   int // effective: capped by the account pool
 	secrets    []string
-	publishFor time.Duration // retry budget per outage: how long unacknowledged batches are retried, with the same ids, before they count as lost (see publisher)
 }
 
 func (o *Options) config() (*config, error) {
@@ -99,7 +104,6 @@ func (o *Options) config() (*config, error) {
 	c.mix = m
 	c.sessions = min(c.Sessions, len(c.Accounts)*c.SessionsPerAccount)
 	c.secrets = passwords(c.Accounts)
-	c.publishFor = 30 * time.Second
 	return &c, nil
 }
 
@@ -110,6 +114,7 @@ func (c *config) setDefaults() {
 	c.Queue = orInt(c.Queue, 4*c.Sessions)
 	c.OpTimeout = orDuration(c.OpTimeout, 10*time.Second)
 	c.FlushInterval = orDuration(c.FlushInterval, time.Second)
+	c.PublishRetry = orDuration(c.PublishRetry, 2*time.Minute)
 	c.Reservoir = orInt(c.Reservoir, 1024)
 	c.Heartbeat = orDuration(c.Heartbeat, min(2*time.Second, c.Bus.TTL()/3))
 	if c.Mix == nil {
@@ -140,7 +145,7 @@ func (c *config) check() error {
 		}
 	}
 	for name, d := range map[string]time.Duration{"OpTimeout": c.OpTimeout, "SaturationLag": c.SaturationLag,
-		"FlushInterval": c.FlushInterval, "Heartbeat": c.Heartbeat} {
+		"FlushInterval": c.FlushInterval, "Heartbeat": c.Heartbeat, "PublishRetry": c.PublishRetry} {
 		if d < 0 {
 			bad("%s: %v is negative", name, d)
 		}

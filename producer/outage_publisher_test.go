@@ -160,3 +160,36 @@ func TestOutagePublisherStopBounded(t *testing.T) {
 		t.Errorf("lost = %d after the final batch, want %d (every batch, the final included)", p.lost, n+1)
 	}
 }
+
+// TestOutagePublisherHurry: with a budget far longer than the test (an
+// operator's --publish-retry), a producer shutting down with NATS down
+// for good still stops: hurry cuts the budget to hurryFor.
+func TestOutagePublisherHurry(t *testing.T) {
+	srv := StartOutageNATS(t)
+	nc := srv.Connect()
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(ackWait))
+	if err != nil {
+		t.Fatalf("jetstream.New() error = %v", err)
+	}
+	if _, err := bus.EnsureSamples(context.Background(), js, nil); err != nil {
+		t.Fatalf("bus.EnsureSamples() error = %v", err)
+	}
+	p := newPublisher(js, slog.New(slog.DiscardHandler), time.Hour, 1)
+	srv.Shutdown()
+	done := make(chan struct{})
+	go func() { defer close(done); p.run() }()
+	rec := recorder.New("hurry", 1, "p1", messages.StepInfo{}, nil)
+	p.in <- rec.Cut(0, 0, false, messages.Health{})
+	p.hurry.Store(true)
+	p.in <- rec.Cut(0, 0, true, messages.Health{})
+	close(p.in)
+	within := hurryFor + ackWait + 20*time.Second // the bound once hurried, with room for a busy machine; an hour without
+	select {
+	case <-done:
+	case <-time.After(within):
+		t.Fatalf("hurried publisher still running %v after its final batch with NATS down", within)
+	}
+	if p.lost != 2 {
+		t.Errorf("lost = %d after the final batch, want 2", p.lost)
+	}
+}

@@ -81,7 +81,7 @@ func (p *Producer) Run(ctx context.Context) error {
 	hb.Go(func() { p.heartbeat(hbCtx) })
 	defer hb.Wait()
 	defer stopHeartbeat()
-	defer p.stopStep()
+	defer p.shutDownStep()
 	defer p.unsubscribe(sub)
 	p.log.Info("producer: ready", "target", p.cfg.Addr, "sessions", p.cfg.sessions)
 	p.control(ctx, msgs)

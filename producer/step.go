@@ -27,6 +27,7 @@ type stepRun struct {
 	rec   *recorder.Recorder
 	host  *hostWatch
 	abort context.CancelFunc
+	pub   *publisher
 	done  chan struct{} // closed once the final batch is published (or lost)
 }
 
@@ -41,8 +42,8 @@ func (p *Producer) startStep(cmd messages.StepCommand, info messages.StepInfo) *
 	log := p.log.With("run", cmd.Run, "step", cmd.Step)
 	env := newSessionEnv(p.cfg, tl, rec, log, p.seed)
 	ctx, cancel := context.WithCancel(context.Background())
-	st := &stepRun{cmd: cmd, info: info, cfg: p.cfg, log: log,
-		js: p.js, seed: seed, env: env, rec: rec, host: p.host, abort: cancel, done: make(chan struct{})}
+	st := &stepRun{cmd: cmd, info: info, cfg: p.cfg, log: log, js: p.js, seed: seed, env: env, rec: rec,
+		host: p.host, abort: cancel, pub: newPublisher(p.js, log, p.cfg.PublishRetry, seed), done: make(chan struct{})}
 	go st.run(ctx)
 	return st
 }
@@ -58,7 +59,7 @@ func (st *stepRun) stop() {
 func (st *stepRun) run(ctx context.Context) {
 	defer close(st.done)
 	defer st.abort()
-	pub := newPublisher(st.js, st.log, st.cfg.publishFor, st.seed)
+	pub := st.pub
 	var pubWG sync.WaitGroup
 	pubWG.Go(pub.run)
 	cut := newCutter(st.rec, st.env, st.host)

@@ -53,6 +53,7 @@ func addProducerFlags(cmd *cobra.Command) {
 	f.Duration("op-timeout", 0, "our own timeout of one IMAP operation (default 10s)")
 	f.Duration("saturation-lag", 0, "schedule-lag P99 above which a producer counts as behind its schedule, voiding the step (default 20ms)")
 	f.Duration("flush-interval", 0, "batch interval (default 1s)")
+	f.Duration("publish-retry", 0, "how long, per NATS outage, unacknowledged batches are retried before they count as lost (default 2m; 5s while shutting down)")
 	f.Int("reservoir", 0, "latencies kept per phase and batch (default 1024)")
 	f.String("default-mix", "", "workload when a step names none, e.g. fetch=130,select=100 (default imaptest-like)")
 }
@@ -88,6 +89,7 @@ func producerOptions(cmd *cobra.Command) (*producer.Options, error) {
 	o.OpTimeout, _ = f.GetDuration("op-timeout")
 	o.SaturationLag, _ = f.GetDuration("saturation-lag")
 	o.FlushInterval, _ = f.GetDuration("flush-interval")
+	o.PublishRetry, _ = f.GetDuration("publish-retry")
 	o.Reservoir, _ = f.GetInt("reservoir")
 	return o, nil
 }
