@@ -82,10 +82,10 @@ const maxReservoir = 8192
 // config is Options with every default applied and checked.
 type config struct {
 	Options
-	mix        mix
-	localAddr  net.Addr
-	sessions   int // effective: capped by the account pool
-	secrets    []string
+	mix       mix
+	localAddr net.Addr
+	sessions  int // effective: capped by the account pool
+	secrets   []string
 }
 
 func (o *Options) config() (*config, error) {
