@@ -11,20 +11,17 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/imapload/imapload/messages"
 )
 
-// Plot size in the PNG and SVG files.
-const (
-	plotWidth  = 8 * vg.Inch
-	plotHeight = 5 * vg.Inch
-)
+// plotWidth is the throughput plot's width in the PNG and SVG files.
+const plotWidth = 8 * vg.Inch
 
 // WriteFiles writes the report into dir (created if needed): report.json,
-// report.csv, report.txt (the table), then the plots (see WritePlots). Each
+// report.csv, report.txt (the table), report.html (see RenderHTML), then the
+// plots (see WritePlots). Each
 // file is written to a temporary name and renamed, so a reader never sees a
 // half-written report. Modes are the umask's (0666 and 0777 less the umask),
 // so a private umask keeps the report private. It returns the paths written,
@@ -37,7 +34,7 @@ func WriteFiles(dir string, r messages.RunReport) ([]string, error) {
 	for _, f := range []struct {
 		name   string
 		render func(io.Writer, messages.RunReport) error
-	}{{"report.json", RenderJSON}, {"report.csv", RenderCSV}, {"report.txt", RenderTable}} {
+	}{{"report.json", RenderJSON}, {"report.csv", RenderCSV}, {"report.txt", RenderTable}, {"report.html", RenderHTML}} {
 		path, err := writeAtomic(dir, f.name, func(w io.Writer) error { return f.render(w, r) })
 		if err != nil {
 			return paths, err
@@ -55,14 +52,14 @@ func WritePlots(dir string, r messages.RunReport) ([]string, error) {
 	var paths []string
 	for _, pl := range []struct {
 		name string
-		make func(messages.RunReport) (*plot.Plot, error)
+		make func(messages.RunReport) (*Figure, error)
 	}{{"throughput", PlotThroughput}, {"latency", PlotLatency}} {
 		p, err := pl.make(r)
 		if err != nil {
 			return paths, err
 		}
 		for _, format := range []string{"png", "svg"} {
-			path, err := writeAtomic(dir, pl.name+"."+format, func(w io.Writer) error { return renderPlot(w, p, format) })
+			path, err := writeAtomic(dir, pl.name+"."+format, func(w io.Writer) error { return p.WriteTo(w, format) })
 			if err != nil {
 				return paths, err
 			}
@@ -70,15 +67,6 @@ func WritePlots(dir string, r messages.RunReport) ([]string, error) {
 		}
 	}
 	return paths, nil
-}
-
-func renderPlot(w io.Writer, p *plot.Plot, format string) error {
-	wt, err := p.WriterTo(plotWidth, plotHeight, format)
-	if err != nil {
-		return err
-	}
-	_, err = wt.WriteTo(w)
-	return err
 }
 
 // createTemp creates a new file beside dir/name with mode 0666 less the umask:
