@@ -139,9 +139,9 @@ func (f *faultFleet) step(t *testing.T, run string, n int, rate float64, d time.
 func streamResults(t *testing.T, js jetstream.JetStream, run string) map[int][]messages.StepResult {
 	t.Helper()
 	out := map[int][]messages.StepResult{}
-	for _, data := range streamRead(t, js, messages.ResultsStream, messages.ResultsSubject(run)) {
+	for _, m := range streamRead(t, js, messages.ResultsStream, messages.ResultsSubject(run)) {
 		var r messages.StepResult
-		if json.Unmarshal(data, &r) == nil && r.Kind == messages.KindStepResult {
+		if json.Unmarshal(m.Data(), &r) == nil && r.Kind == messages.KindStepResult {
 			out[r.Step] = append(out[r.Step], r)
 		}
 	}
@@ -179,8 +179,8 @@ func complete(r messages.StepResult) bool { return r.Complete && len(r.Missing) 
 func streamBatches(t *testing.T, js jetstream.JetStream, run string, step int) (map[string]*messages.SampleBatch, int) {
 	t.Helper()
 	out, bad := map[string]*messages.SampleBatch{}, 0
-	for _, data := range streamRead(t, js, messages.SamplesStream, messages.StepSamplesFilter(run, step)) {
-		b, err := messages.DecodeBatch(data)
+	for _, m := range streamRead(t, js, messages.SamplesStream, messages.StepSamplesFilter(run, step)) {
+		b, err := messages.DecodeBatch(m.Data())
 		if err != nil {
 			bad++
 			continue
@@ -190,10 +190,9 @@ func streamBatches(t *testing.T, js jetstream.JetStream, run string, step int) (
 	return out, bad
 }
 
-// streamRead returns the data of every message of stream on subject, read
-// with an ephemeral consumer deleted after; nil while the stream is
-// unreachable.
-func streamRead(t *testing.T, js jetstream.JetStream, stream, subject string) [][]byte {
+// streamRead returns every message of stream on subject, read with an
+// ephemeral consumer deleted after; nil while the stream is unreachable.
+func streamRead(t *testing.T, js jetstream.JetStream, stream, subject string) []jetstream.Msg {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -206,7 +205,7 @@ func streamRead(t *testing.T, js jetstream.JetStream, stream, subject string) []
 		return nil
 	}
 	defer func() { _ = s.DeleteConsumer(ctx, c.CachedInfo().Name) }()
-	var out [][]byte
+	var out []jetstream.Msg
 	for pending := c.CachedInfo().NumPending; uint64(len(out)) < pending; {
 		batch, err := c.Fetch(int(min(pending-uint64(len(out)), 1000)), jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
@@ -214,7 +213,7 @@ func streamRead(t *testing.T, js jetstream.JetStream, stream, subject string) []
 		}
 		n := len(out)
 		for m := range batch.Messages() {
-			out = append(out, m.Data())
+			out = append(out, m)
 		}
 		if len(out) == n {
 			t.Logf("reading %s %s: %d of %d messages: %v", stream, subject, n, pending, batch.Error())
@@ -316,4 +315,54 @@ func revisions(rs []messages.StepResult) []int {
 		out = append(out, r.Revision)
 	}
 	return out
+}
+
+// forgeBatches publishes batches as fast as the stream takes them, each with
+// its message id, and returns how many and their bytes.
+func (f *faultFleet) forgeBatches(t *testing.T, batches func(yield func(*messages.SampleBatch) bool)) (n, size int) {
+	t.Helper()
+	js, err := jetstream.New(f.nc, jetstream.WithPublishAsyncMaxPending(256))
+	if err != nil {
+		t.Fatalf("jetstream.New: %v", err)
+	}
+	for b := range batches {
+		data, err := messages.EncodeBatch(b)
+		if err != nil {
+			t.Fatalf("EncodeBatch: %v", err)
+		}
+		f.forgeRaw(t, js, messages.SamplesSubject(b.Run, b.Step, b.Producer), data, messages.BatchMsgID(b.Run, b.Step, b.Producer, b.Seq))
+		n, size = n+1, size+len(data)
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("%d forged batches not stored within 2 minutes", n)
+	}
+	return n, size
+}
+
+// forgeRaw publishes data on subject with an async ack, as anyone allowed to
+// publish on imapload.samples.> can.
+func (f *faultFleet) forgeRaw(t *testing.T, js jetstream.JetStream, subject string, data []byte, id string) {
+	t.Helper()
+	m := nats.NewMsg(subject)
+	m.Data = data
+	if _, err := js.PublishMsgAsync(m, jetstream.WithMsgID(id)); err != nil {
+		t.Fatalf("PublishMsgAsync(%s): %v", subject, err)
+	}
+}
+
+// stepEnd is when the last final batch of run's step was stored (the
+// stream's clock): the step's end as the aggregator sees it.
+func stepEnd(t *testing.T, js jetstream.JetStream, run string, step int) time.Time {
+	t.Helper()
+	var end time.Time
+	for _, m := range streamRead(t, js, messages.SamplesStream, messages.StepSamplesFilter(run, step)) {
+		b, err := messages.DecodeBatch(m.Data())
+		md, mdErr := m.Metadata()
+		if err == nil && mdErr == nil && b.Final && md.Timestamp.After(end) {
+			end = md.Timestamp
+		}
+	}
+	return end
 }
