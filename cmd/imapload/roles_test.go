@@ -321,3 +321,34 @@ func (rc *roleConn) awaitDenied(t *testing.T, subject string) {
 		t.Errorf("%s: no refusal of %s within 10s", rc.role, subject)
 	}
 }
+
+// TestRolesBadFlags: impossible flags are usage errors and write nothing.
+func TestRolesBadFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"no producers", []string{"roles", "--out", "DIR"}},
+		{"zero producers", []string{"roles", "--out", "DIR", "--producers", "0"}},
+		{"bad id", []string{"roles", "--out", "DIR", "--producers", "p1,p.2"}},
+		{"empty id", []string{"roles", "--out", "DIR", "--producers", "p1,,p2"}},
+		{"id twice", []string{"roles", "--out", "DIR", "--producers", "p1, p1"}},
+		{"id of a role", []string{"roles", "--out", "DIR", "--producers", "operator"}},
+		{"bad sync", []string{"roles", "--out", "DIR", "--producers", "2", "--sync", "often"}},
+		{"no out", []string{"roles", "--producers", "2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "roles")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, _, err := runCLI(ctx, replaceAll(tt.args, "DIR", dir)...)
+			if exitCode(err) != verdict.ExitUsage {
+				t.Errorf("imapload %s: %v (exit %d), want a usage error", strings.Join(tt.args, " "), err, exitCode(err))
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+				t.Errorf("imapload %s wrote %d files into --out", strings.Join(tt.args, " "), len(entries))
+			}
+		})
+	}
+}

@@ -99,7 +99,11 @@ func producerIDs(s string) ([]string, error) {
 		}
 		return ids, nil
 	}
-	return strings.Split(s, ","), nil
+	ids := strings.Split(s, ",")
+	for i := range ids {
+		ids[i] = strings.TrimSpace(ids[i])
+	}
+	return ids, nil
 }
 
 // writeEnvConfig writes the config with every key read from the
@@ -117,11 +121,17 @@ func writeEnvConfig(cmd *cobra.Command, c bus.ServerConfig, perms []bus.Permissi
 	return writeConfig(filepath.Join(out, "nats.conf"), c)
 }
 
-// prepareOut creates out, and refuses to replace a config in it unless
-// force: the running fleet's keys would stop working.
+// prepareOut creates out (an empty folder is made private: 0700), and
+// refuses to replace a config in it unless force: the running fleet's keys
+// would stop working.
 func prepareOut(out string, force bool) error {
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return fmt.Errorf("roles: %w", err)
+	}
+	if entries, err := os.ReadDir(out); err == nil && len(entries) == 0 {
+		if err := os.Chmod(out, 0o700); err != nil {
+			return fmt.Errorf("roles: %w", err)
+		}
 	}
 	conf := filepath.Join(out, "nats.conf")
 	if _, err := os.Stat(conf); err == nil && !force {
