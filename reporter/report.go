@@ -16,8 +16,8 @@ import (
 // left to the caller (verdict.Criteria).
 //
 // Build expects one result per step; when a step number appears more than
-// once, the last occurrence in steps wins (the aggregator may republish a
-// step). A threshold outside (0, 1] means DefaultThreshold.
+// once, its highest revision wins, and of equal revisions the last
+// occurrence in steps (the aggregator may republish a step). A threshold outside (0, 1] means DefaultThreshold.
 // The slices of the report are never nil, so that JSON shows [] rather than null.
 func Build(run string, steps []messages.StepResult, threshold float64, now time.Time) messages.RunReport {
 	threshold = thresholdOrDefault(threshold)
@@ -38,15 +38,19 @@ func Build(run string, steps []messages.StepResult, threshold float64, now time.
 	return r
 }
 
-// latestPerStep returns a copy of steps sorted by step number, keeping the
-// last occurrence of each step number.
+// latestPerStep returns a copy of steps sorted by step number, keeping of
+// each step number its highest revision, and of equal revisions the last.
 func latestPerStep(steps []messages.StepResult) []messages.StepResult {
+	at := make(map[int]int, len(steps)) // step → index in out
 	out := make([]messages.StepResult, 0, len(steps))
-	seen := make(map[int]bool, len(steps))
-	for i := len(steps) - 1; i >= 0; i-- {
-		if !seen[steps[i].Step] {
-			seen[steps[i].Step] = true
-			out = append(out, steps[i])
+	for _, s := range steps {
+		i, ok := at[s.Step]
+		switch {
+		case !ok:
+			at[s.Step] = len(out)
+			out = append(out, s)
+		case s.Revision >= out[i].Revision:
+			out[i] = s
 		}
 	}
 	slices.SortFunc(out, func(a, b messages.StepResult) int { return cmp.Compare(a.Step, b.Step) })

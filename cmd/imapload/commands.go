@@ -15,5 +15,6 @@ func commands() []*cobra.Command {
 		rampCmd(),
 		demoCmd(),
 		tailCmd(),
+		compareCmd(),
 	}
 }

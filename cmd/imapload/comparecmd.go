@@ -1,0 +1,128 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+
+	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/reporter"
+)
+
+func compareCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "compare RUN|REPORT.json|DIR ...",
+		Short: "Compare runs: the knee, the last held step and each phase's P99 side by side",
+		Long: `Lines runs up in time order and says, run by run, whether the knee and each phase's P99
+at the last held step moved by more than the measurement resolves: a knee is only known to
+lie between the last rate that held and the first that did not, and a P99 within its
+interval. Each argument is a run id, read from the IMAPLOAD_RESULTS stream (its steps'
+latest revisions, judged at --threshold), or a report.json file, or a folder holding one.`,
+		Example: `  imapload compare r1 r2 r3
+  imapload compare imapload-report/demo-20261130-101500 imapload-report/demo-20261130-121500 --json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: runCompare,
+	}
+	addNATSFlags(cmd)
+	cmd.Flags().Bool("json", false, "print the comparison as JSON")
+	cmd.Flags().String("out", "", "also write compare.txt, compare.json and compare.html to this folder")
+	cmd.Flags().Float64("threshold", reporter.DefaultThreshold, "delivered/target ratio under which a step is the knee (runs read from NATS)")
+	return cmd
+}
+
+func runCompare(cmd *cobra.Command, args []string) error {
+	threshold, _ := cmd.Flags().GetFloat64("threshold")
+	var nc *nats.Conn
+	var reports []messages.RunReport
+	for _, arg := range args {
+		rep, err := loadReport(arg)
+		if errors.Is(err, errNotAFile) {
+			if nc == nil {
+				if nc, err = connectNATS(cmd, "imapload-compare"); err != nil {
+					return err
+				}
+				defer nc.Close()
+			}
+			rep, err = fetchReport(cmd, nc, arg, threshold)
+		}
+		if err != nil {
+			return err
+		}
+		reports = append(reports, rep)
+	}
+	c := reporter.Compare(reports)
+	if dir := flagString(cmd, "out"); dir != "" {
+		if err := writeCompare(dir, c); err != nil {
+			return err
+		}
+	}
+	if on, _ := cmd.Flags().GetBool("json"); on {
+		return reporter.RenderCompareJSON(cmd.OutOrStdout(), c)
+	}
+	return reporter.RenderCompare(cmd.OutOrStdout(), c)
+}
+
+var errNotAFile = errors.New("not a report file")
+
+// loadReport reads arg as a report.json file or a folder holding one;
+// errNotAFile when arg names neither (it is then a run id).
+func loadReport(arg string) (messages.RunReport, error) {
+	var rep messages.RunReport
+	st, err := os.Stat(arg)
+	if err != nil {
+		if messages.ValidName(arg) == nil {
+			return rep, errNotAFile
+		}
+		return rep, usage(fmt.Errorf("%s: neither a run id nor a report file: %w", arg, err))
+	}
+	path := arg
+	if st.IsDir() {
+		path = filepath.Join(arg, "report.json")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return rep, err
+	}
+	if err := json.Unmarshal(data, &rep); err != nil || rep.Kind != messages.KindRunReport {
+		return rep, fmt.Errorf("%s: not a run report (report.json): %v", path, err)
+	}
+	return rep, nil
+}
+
+// fetchReport builds run's report from its step results on NATS.
+func fetchReport(cmd *cobra.Command, nc *nats.Conn, run string, threshold float64) (messages.RunReport, error) {
+	t := &tailer{out: io.Discard, steps: map[int]messages.StepResult{}}
+	if err := t.follow(cmd.Context(), nc, run, true, 0); err != nil || len(t.steps) == 0 {
+		return messages.RunReport{}, fmt.Errorf("run %s: no step result on %s (%v)", run, messages.ResultsSubject(run), err)
+	}
+	return reporter.Build(run, slices.Collect(maps.Values(t.steps)), threshold, time.Now()), nil
+}
+
+// writeCompare writes the comparison's three files into dir.
+func writeCompare(dir string, c reporter.Comparison) error {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	for name, render := range map[string]func(io.Writer, reporter.Comparison) error{
+		"compare.txt": reporter.RenderCompare, "compare.json": reporter.RenderCompareJSON, "compare.html": reporter.RenderCompareHTML,
+	} {
+		var b strings.Builder
+		if err := render(&b, c); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o666); err != nil {
+			return err
+		}
+	}
+	return nil
+}
