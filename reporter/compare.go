@@ -150,4 +150,3 @@ func comparePhases(c Comparison) []string {
 	}
 	return names
 }
-
