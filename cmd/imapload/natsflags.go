@@ -15,7 +15,7 @@ import (
 // (or the environment) keeps it out; --nats-token has its -file twin too.
 func addNATSFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.String("nats", nats.DefaultURL, "NATS server URL(s), comma separated (env IMAPLOAD_NATS; a password in it shows in ps: use --nats-user)")
+	f.String("nats", nats.DefaultURL, "NATS server URL(s), comma separated (a password in it shows in ps: use --nats-user)")
 	f.String("nats-creds", "", "NATS credentials file (env IMAPLOAD_NATS_CREDS)")
 	f.String("nats-user", "", "NATS user, with --nats-password-file (env IMAPLOAD_NATS_USER)")
 	f.String("nats-password", "", "password of --nats-user; prefer --nats-password-file or env IMAPLOAD_NATS_PASSWORD, as ps shows flags (never logged)")

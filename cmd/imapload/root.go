@@ -44,6 +44,7 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().String("cpuprofile", "", "write a CPU profile of this process to the file")
 	root.AddCommand(commands()...)
 	addPasswordFiles(root)
+	documentFlags(root)
 	markUsage(root)
 	return root
 }

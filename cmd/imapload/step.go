@@ -59,6 +59,8 @@ func addShapeFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.Duration("warmup", -1, "warm-up before each measurement window (default: stagger + 1s, at most half the duration)")
 	f.Duration("stagger", -1, "window over which session starts are spread (default: min(2s, duration/4))")
+	hideDefault(f.Lookup("warmup"))
+	hideDefault(f.Lookup("stagger"))
 	f.String("mix", "", "workload weights, e.g. fetch=130,select=100,list=50,store=50,append=10,logout=20")
 	f.String("arrival", "", "constant (default) or poisson")
 }
