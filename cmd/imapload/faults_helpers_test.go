@@ -321,10 +321,7 @@ func revisions(rs []messages.StepResult) []int {
 // its message id, and returns how many and their bytes.
 func (f *faultFleet) forgeBatches(t *testing.T, batches func(yield func(*messages.SampleBatch) bool)) (n, size int) {
 	t.Helper()
-	js, err := jetstream.New(f.nc, jetstream.WithPublishAsyncMaxPending(256))
-	if err != nil {
-		t.Fatalf("jetstream.New: %v", err)
-	}
+	js := f.asyncJS(t)
 	for b := range batches {
 		data, err := messages.EncodeBatch(b)
 		if err != nil {
@@ -333,12 +330,40 @@ func (f *faultFleet) forgeBatches(t *testing.T, batches func(yield func(*message
 		f.forgeRaw(t, js, messages.SamplesSubject(b.Run, b.Step, b.Producer), data, messages.BatchMsgID(b.Run, b.Step, b.Producer, b.Seq))
 		n, size = n+1, size+len(data)
 	}
+	f.awaitStored(t, js, n)
+	return n, size
+}
+
+// forgeEncoded publishes encoded batches of run's steps (seq 0 of producer
+// each) as fast as the stream takes them, and returns their bytes.
+func (f *faultFleet) forgeEncoded(t *testing.T, run, producer string, steps []int, data [][]byte) (size int) {
+	t.Helper()
+	js := f.asyncJS(t)
+	for i, step := range steps {
+		f.forgeRaw(t, js, messages.SamplesSubject(run, step, producer), data[i], messages.BatchMsgID(run, step, producer, 0))
+		size += len(data[i])
+	}
+	f.awaitStored(t, js, len(steps))
+	return size
+}
+
+func (f *faultFleet) asyncJS(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	js, err := jetstream.New(f.nc, jetstream.WithPublishAsyncMaxPending(256))
+	if err != nil {
+		t.Fatalf("jetstream.New: %v", err)
+	}
+	return js
+}
+
+// awaitStored waits until js has every async publish acknowledged.
+func (f *faultFleet) awaitStored(t *testing.T, js jetstream.JetStream, n int) {
+	t.Helper()
 	select {
 	case <-js.PublishAsyncComplete():
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("%d forged batches not stored within 2 minutes", n)
+		t.Fatalf("%d forged messages not stored within 2 minutes", n)
 	}
-	return n, size
 }
 
 // forgeRaw publishes data on subject with an async ack, as anyone allowed to
