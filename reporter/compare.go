@@ -3,6 +3,7 @@ package reporter
 import (
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/imapload/imapload/messages"
@@ -149,4 +150,20 @@ func comparePhases(c Comparison) []string {
 		}
 	}
 	return names
+}
+
+// Only returns c with the P99 of the named phases alone (for a narrower
+// table); c is not changed.
+func (c Comparison) Only(phases []string) Comparison {
+	runs := slices.Clone(c.Runs)
+	for i, r := range runs {
+		kept := map[string]ComparedP99{}
+		for _, ph := range phases {
+			if p, ok := r.P99[strings.TrimSpace(ph)]; ok {
+				kept[strings.TrimSpace(ph)] = p
+			}
+		}
+		runs[i].P99 = kept
+	}
+	return Comparison{Runs: runs}
 }

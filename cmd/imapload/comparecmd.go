@@ -37,6 +37,7 @@ latest revisions, judged at --threshold), or a report.json file, or a folder hol
 	cmd.Flags().Bool("json", false, "print the comparison as JSON")
 	cmd.Flags().String("out", "", "also write compare.txt, compare.json and compare.html to this folder")
 	cmd.Flags().Float64("threshold", reporter.DefaultThreshold, "delivered/target ratio under which a step is the knee (runs read from NATS)")
+	cmd.Flags().String("phases", "login,fetch", "phases whose P99 the table and page show, comma separated (\"all\": every one; the JSON has all)")
 	return cmd
 }
 
@@ -61,13 +62,16 @@ func runCompare(cmd *cobra.Command, args []string) error {
 		reports = append(reports, rep)
 	}
 	c := reporter.Compare(reports)
+	if on, _ := cmd.Flags().GetBool("json"); on {
+		return reporter.RenderCompareJSON(cmd.OutOrStdout(), c)
+	}
+	if ph := flagString(cmd, "phases"); ph != "all" {
+		c = c.Only(strings.Split(ph, ","))
+	}
 	if dir := flagString(cmd, "out"); dir != "" {
 		if err := writeCompare(dir, c); err != nil {
 			return err
 		}
-	}
-	if on, _ := cmd.Flags().GetBool("json"); on {
-		return reporter.RenderCompareJSON(cmd.OutOrStdout(), c)
 	}
 	return reporter.RenderCompare(cmd.OutOrStdout(), c)
 }
