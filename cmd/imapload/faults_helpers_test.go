@@ -247,7 +247,8 @@ func vmHWM(t *testing.T, p *proc) uint64 {
 // checkWhole checks that r is complete, from exactly the fleet's producers,
 // with nothing missing or lost, and that it pooled each stored batch of its
 // step once (and that the stream holds every batch, numbered from 0 without
-// a gap, of each producer): its Batches and Scheduled are those of the fleet's distinct
+// a gap, of each producer; a batch after a producer's first final one is
+// not the producer's): its Batches and Scheduled are those of the fleet's distinct
 // (producer, seq) batches in the stream (a batch stored twice, with the
 // duplicate window gone after a NATS restart, counts once).
 func (f *faultFleet) checkWhole(t *testing.T, r messages.StepResult) {
@@ -257,10 +258,16 @@ func (f *faultFleet) checkWhole(t *testing.T, r messages.StepResult) {
 			r.Run, r.Step, r.Complete, r.Producers, r.Missing, r.Lost, f.ids)
 	}
 	batches, _ := streamBatches(t, f.js, r.Run, r.Step)
+	final := map[string]uint64{}
+	for _, b := range batches {
+		if old, ok := final[b.Producer]; b.Final && (!ok || b.Seq < old) {
+			final[b.Producer] = b.Seq
+		}
+	}
 	var n, scheduled uint64
 	last, count := map[string]uint64{}, map[string]uint64{}
 	for _, b := range batches {
-		if slices.Contains(f.ids, b.Producer) {
+		if end, ok := final[b.Producer]; slices.Contains(f.ids, b.Producer) && (!ok || b.Seq <= end) {
 			n, scheduled = n+1, scheduled+b.Scheduled
 			last[b.Producer], count[b.Producer] = max(last[b.Producer], b.Seq), count[b.Producer]+1
 		}
