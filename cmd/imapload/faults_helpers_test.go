@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -49,7 +48,16 @@ type faultFleet struct {
 	natsP, imapP, aggP *proc
 	ids                []string
 	producers          []*proc
-	restarts           int // servers and aggregators started, to name them apart
+	all                []*proc // every process started, `imapload step` included
+	restarts           int     // servers and aggregators started, to name them apart
+}
+
+// start starts a process of the fleet (startProc) and keeps it in all.
+func (f *faultFleet) start(t *testing.T, name string, env []string, args ...string) *proc {
+	t.Helper()
+	p := startProc(t, name, env, args...)
+	f.all = append(f.all, p)
+	return p
 }
 
 // faultProducerArgs: producers that count as on schedule on a loaded machine
@@ -68,15 +76,18 @@ func startFaultFleet(t *testing.T, o faultOptions) *faultFleet {
 	f.js, _ = jetstream.New(f.nc)
 	f.imapAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	f.startIMAP(t)
-	for i := range max(o.producers, 2) {
+	if o.producers == 0 {
+		o.producers = 2
+	}
+	for i := range o.producers {
 		id := fmt.Sprintf("%s-p%d", o.name, i+1)
 		args := append([]string{"producer", "--id", id, "--imap", f.imapAddr}, faultProducerArgs...)
 		f.ids = append(f.ids, id)
-		f.producers = append(f.producers, startProc(t, id, f.env, append(args, o.clientArgs...)...))
+		f.producers = append(f.producers, f.start(t, id, f.env, append(args, o.clientArgs...)...))
 	}
 	f.startAggregator(t)
 	if o.reportOut != "" {
-		startProc(t, o.name+"-reporter", f.env, append([]string{"reporter", "--out", o.reportOut}, o.clientArgs...)...)
+		f.start(t, o.name+"-reporter", f.env, append([]string{"reporter", "--out", o.reportOut}, o.clientArgs...)...)
 	}
 	awaitProducers(t, f.nc, f.ids...)
 	return f
@@ -87,7 +98,7 @@ func (f *faultFleet) startNATS(t *testing.T) {
 	t.Helper()
 	f.restarts++
 	args := append([]string{"nats", "--listen", f.natsAddr, "--store", f.store}, f.o.natsArgs...)
-	f.natsP = startProc(t, fmt.Sprintf("%s-nats-%d", f.o.name, f.restarts), nil, args...)
+	f.natsP = f.start(t, fmt.Sprintf("%s-nats-%d", f.o.name, f.restarts), nil, args...)
 	f.natsURL = f.natsP.waitMatch(t, natsURLRe, 30*time.Second)
 }
 
@@ -95,7 +106,7 @@ func (f *faultFleet) startNATS(t *testing.T) {
 func (f *faultFleet) startIMAP(t *testing.T) {
 	t.Helper()
 	f.restarts++
-	f.imapP = startProc(t, fmt.Sprintf("%s-imapserver-%d", f.o.name, f.restarts), nil,
+	f.imapP = f.start(t, fmt.Sprintf("%s-imapserver-%d", f.o.name, f.restarts), nil,
 		"imapserver", "--listen", f.imapAddr, "--users", "100")
 	f.imapP.waitMatch(t, imapAddrRe, 30*time.Second)
 }
@@ -106,7 +117,7 @@ func (f *faultFleet) startAggregator(t *testing.T) {
 	t.Helper()
 	f.restarts++
 	args := append([]string{"aggregator", "--step-timeout", "3s"}, f.o.clientArgs...)
-	f.aggP = startProc(t, fmt.Sprintf("%s-aggregator-%d", f.o.name, f.restarts), f.env, args...)
+	f.aggP = f.start(t, fmt.Sprintf("%s-aggregator-%d", f.o.name, f.restarts), f.env, args...)
 	waitStderr(t, f.aggP, "aggregator: ready", 30*time.Second)
 }
 
@@ -128,99 +139,14 @@ func (f *faultFleet) step(t *testing.T, run string, n int, rate float64, d time.
 	t.Helper()
 	args := []string{"step", "--run", run, "--step", strconv.Itoa(n), "--rate", fmt.Sprint(rate),
 		"--duration", d.String(), "--warmup", "1s", "--wait", "2s"}
-	out := runProc(t, f.env, append(append(args, f.o.clientArgs...), extra...)...)
+	o := awaitOutcome(t, f.start(t, "step", f.env, append(append(args, f.o.clientArgs...), extra...)...), time.Minute, "")
+	if o.code != 0 {
+		t.Fatalf("imapload step: %v", o)
+	}
+	out := o.stdout
 	if m := acceptedRe.FindStringSubmatch(out); m == nil || m[1] != strconv.Itoa(len(f.ids)) {
 		t.Fatalf("imapload step printed:\n%s\nwant %d producer(s) accepted", out, len(f.ids))
 	}
-}
-
-// streamResults reads every StepResult of run stored in IMAPLOAD_RESULTS,
-// per step in the order stored.
-func streamResults(t *testing.T, js jetstream.JetStream, run string) map[int][]messages.StepResult {
-	t.Helper()
-	out := map[int][]messages.StepResult{}
-	for _, m := range streamRead(t, js, messages.ResultsStream, messages.ResultsSubject(run)) {
-		var r messages.StepResult
-		if json.Unmarshal(m.Data(), &r) == nil && r.Kind == messages.KindStepResult {
-			out[r.Step] = append(out[r.Step], r)
-		}
-	}
-	return out
-}
-
-// latest waits until step n of run has a result in the stream that passes
-// ok (nil: any), and returns its highest revision; the failure shows the
-// last one seen.
-func latest(t *testing.T, js jetstream.JetStream, run string, n int, within time.Duration, ok func(messages.StepResult) bool) messages.StepResult {
-	t.Helper()
-	var r messages.StepResult
-	for deadline := time.Now().Add(within); ; time.Sleep(250 * time.Millisecond) {
-		rs := streamResults(t, js, run)[n]
-		for i, x := range rs {
-			if i == 0 || x.Revision > r.Revision {
-				r = x
-			}
-		}
-		if len(rs) > 0 && (ok == nil || ok(r)) {
-			return r
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for a result of %s step %d; %d in the stream, the latest: revision %d, complete %v, producers %v, missing %v, lost %d",
-				within, run, n, len(rs), r.Revision, r.Complete, r.Producers, r.Missing, r.Lost)
-		}
-	}
-}
-
-// complete is a result from every producer that sent anything.
-func complete(r messages.StepResult) bool { return r.Complete && len(r.Missing) == 0 }
-
-// streamBatches reads every batch of run's step stored in IMAPLOAD_SAMPLES,
-// one per (producer, seq), and counts what did not decode.
-func streamBatches(t *testing.T, js jetstream.JetStream, run string, step int) (map[string]*messages.SampleBatch, int) {
-	t.Helper()
-	out, bad := map[string]*messages.SampleBatch{}, 0
-	for _, m := range streamRead(t, js, messages.SamplesStream, messages.StepSamplesFilter(run, step)) {
-		b, err := messages.DecodeBatch(m.Data())
-		if err != nil {
-			bad++
-			continue
-		}
-		out[b.Producer+"#"+strconv.FormatUint(b.Seq, 10)] = b
-	}
-	return out, bad
-}
-
-// streamRead returns every message of stream on subject, read with an
-// ephemeral consumer deleted after; nil while the stream is unreachable.
-func streamRead(t *testing.T, js jetstream.JetStream, stream, subject string) []jetstream.Msg {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	s, err := js.Stream(ctx, stream)
-	if err != nil {
-		return nil
-	}
-	c, err := s.CreateConsumer(ctx, jetstream.ConsumerConfig{FilterSubject: subject, AckPolicy: jetstream.AckNonePolicy, InactiveThreshold: 10 * time.Second})
-	if err != nil {
-		return nil
-	}
-	defer func() { _ = s.DeleteConsumer(ctx, c.CachedInfo().Name) }()
-	var out []jetstream.Msg
-	for pending := c.CachedInfo().NumPending; uint64(len(out)) < pending; {
-		batch, err := c.Fetch(int(min(pending-uint64(len(out)), 1000)), jetstream.FetchMaxWait(5*time.Second))
-		if err != nil {
-			return out
-		}
-		n := len(out)
-		for m := range batch.Messages() {
-			out = append(out, m)
-		}
-		if len(out) == n {
-			t.Logf("reading %s %s: %d of %d messages: %v", stream, subject, n, pending, batch.Error())
-			return out
-		}
-	}
-	return out
 }
 
 // vmHWM is a process's peak resident set (VmHWM of /proc/<pid>/status), in
@@ -322,79 +248,4 @@ func revisions(rs []messages.StepResult) []int {
 		out = append(out, r.Revision)
 	}
 	return out
-}
-
-// forgeBatches publishes batches as fast as the stream takes them, each with
-// its message id, and returns how many and their bytes.
-func (f *faultFleet) forgeBatches(t *testing.T, batches func(yield func(*messages.SampleBatch) bool)) (n, size int) {
-	t.Helper()
-	js := f.asyncJS(t)
-	for b := range batches {
-		data, err := messages.EncodeBatch(b)
-		if err != nil {
-			t.Fatalf("EncodeBatch: %v", err)
-		}
-		f.forgeRaw(t, js, messages.SamplesSubject(b.Run, b.Step, b.Producer), data, messages.BatchMsgID(b.Run, b.Step, b.Producer, b.Seq))
-		n, size = n+1, size+len(data)
-	}
-	f.awaitStored(t, js, n)
-	return n, size
-}
-
-// forgeEncoded publishes encoded batches of run's steps (seq 0 of producer
-// each) as fast as the stream takes them, and returns their bytes.
-func (f *faultFleet) forgeEncoded(t *testing.T, run, producer string, steps []int, data [][]byte) (size int) {
-	t.Helper()
-	js := f.asyncJS(t)
-	for i, step := range steps {
-		f.forgeRaw(t, js, messages.SamplesSubject(run, step, producer), data[i], messages.BatchMsgID(run, step, producer, 0))
-		size += len(data[i])
-	}
-	f.awaitStored(t, js, len(steps))
-	return size
-}
-
-func (f *faultFleet) asyncJS(t *testing.T) jetstream.JetStream {
-	t.Helper()
-	js, err := jetstream.New(f.nc, jetstream.WithPublishAsyncMaxPending(256))
-	if err != nil {
-		t.Fatalf("jetstream.New: %v", err)
-	}
-	return js
-}
-
-// awaitStored waits until js has every async publish acknowledged.
-func (f *faultFleet) awaitStored(t *testing.T, js jetstream.JetStream, n int) {
-	t.Helper()
-	select {
-	case <-js.PublishAsyncComplete():
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("%d forged messages not stored within 2 minutes", n)
-	}
-}
-
-// forgeRaw publishes data on subject with an async ack, as anyone allowed to
-// publish on imapload.samples.> can.
-func (f *faultFleet) forgeRaw(t *testing.T, js jetstream.JetStream, subject string, data []byte, id string) {
-	t.Helper()
-	m := nats.NewMsg(subject)
-	m.Data = data
-	if _, err := js.PublishMsgAsync(m, jetstream.WithMsgID(id)); err != nil {
-		t.Fatalf("PublishMsgAsync(%s): %v", subject, err)
-	}
-}
-
-// stepEnd is when the last final batch of run's step was stored (the
-// stream's clock): the step's end as the aggregator sees it.
-func stepEnd(t *testing.T, js jetstream.JetStream, run string, step int) time.Time {
-	t.Helper()
-	var end time.Time
-	for _, m := range streamRead(t, js, messages.SamplesStream, messages.StepSamplesFilter(run, step)) {
-		b, err := messages.DecodeBatch(m.Data())
-		md, mdErr := m.Metadata()
-		if err == nil && mdErr == nil && b.Final && md.Timestamp.After(end) {
-			end = md.Timestamp
-		}
-	}
-	return end
 }
