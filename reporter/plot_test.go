@@ -131,7 +131,7 @@ func TestRateAxis(t *testing.T) {
 				t.Errorf("newRateAxis() = log %v, rates %v, want %v, %v", a.log, a.rates, tt.wantLog, tt.rates)
 			}
 			var ticks []float64
-			for _, tk := range rateTicks(a.rates) {
+			for _, tk := range rateTicks(a.rates, maxRateLabels) {
 				ticks = append(ticks, tk.Value)
 			}
 			if !slices.Equal(ticks, tt.rates) || !(a.min < tt.rates[0]) || !(a.max > tt.rates[len(tt.rates)-1]) {
@@ -254,5 +254,20 @@ func TestWriteFilesError(t *testing.T) {
 	_, err := WriteFiles(filepath.Join(file, "sub"), emptyReport())
 	if !errors.Is(err, ErrWrite) {
 		t.Errorf("WriteFiles(under a file) error = %v, want ErrWrite", err)
+	}
+}
+
+// TestRateTicksLabels: a small panel labels a few of the rates, first and
+// then evenly, and ticks them all.
+func TestRateTicksLabels(t *testing.T) {
+	var labels []string
+	ticks := rateTicks([]float64{100, 200, 400, 800, 1600}, maxPanelRateLabels)
+	for _, tk := range ticks {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if want := []string{"100", "400", "1600"}; len(ticks) != 5 || !slices.Equal(labels, want) {
+		t.Errorf("rateTicks(5 rates, %d) = %d ticks labelled %v, want 5 labelled %v", maxPanelRateLabels, len(ticks), labels, want)
 	}
 }

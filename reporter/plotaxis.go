@@ -1,6 +1,7 @@
 package reporter
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -15,9 +16,14 @@ import (
 // its steps evenly on a log axis, and bunches its first ones on a linear one.
 const geometricFactor = 1.5
 
-// maxRateLabels is how many offered rates an axis labels; a longer ramp
-// gets a tick at every rate and a label at every few.
-const maxRateLabels = 10
+// maxRateLabels is how many offered rates an axis labels, and
+// maxPanelRateLabels how many a small panel does: a longer ramp gets a
+// tick at every rate and a label at every few, so that labels never run
+// into each other.
+const (
+	maxRateLabels      = 10
+	maxPanelRateLabels = 3
+)
 
 // rateAxis is the offered-rate axis of the plots: ticks at the offered rates
 // themselves, a log scale when they grow geometrically, linear otherwise.
@@ -25,6 +31,8 @@ type rateAxis struct {
 	rates    []float64 // distinct positive offered (target) rates, ascending
 	log      bool
 	min, max float64
+	// labels is how many rates at most get a label; 0 means maxRateLabels.
+	labels int
 }
 
 // newRateAxis spans the steps' offered rates with some room either side;
@@ -81,7 +89,7 @@ func allDelivered(steps []messages.StepResult) bool {
 // apply sets ax to the offered rates: range, scale and ticks.
 func (a rateAxis) apply(ax *plot.Axis) {
 	ax.Min, ax.Max = a.min, a.max
-	ax.Tick.Marker = rateTicks(a.rates)
+	ax.Tick.Marker = rateTicks(a.rates, cmp.Or(a.labels, maxRateLabels))
 	if a.log {
 		ax.Scale = plot.LogScale{}
 	}
@@ -98,17 +106,17 @@ func (a rateAxis) applyDelivered(ax *plot.Axis, steps []messages.StepResult) {
 	}
 	if !a.log {
 		ax.Min, ax.Max = 0, max(a.max, 1.05*hi)
-		ax.Tick.Marker = append(plot.ConstantTicks{{Value: 0, Label: "0"}}, rateTicks(a.rates)...)
+		ax.Tick.Marker = append(plot.ConstantTicks{{Value: 0, Label: "0"}}, rateTicks(a.rates, maxRateLabels)...)
 		return
 	}
 	ax.Min, ax.Max = min(a.min, lo/1.4), max(a.max, 1.1*hi)
-	ax.Scale, ax.Tick.Marker = plot.LogScale{}, rateTicks(a.rates)
+	ax.Scale, ax.Tick.Marker = plot.LogScale{}, rateTicks(a.rates, maxRateLabels)
 }
 
-// rateTicks puts a tick at every rate, labelled with the rate as the tables
-// write it.
-func rateTicks(rates []float64) plot.ConstantTicks {
-	every := (len(rates) + maxRateLabels - 1) / maxRateLabels
+// rateTicks puts a tick at every rate and labels up to labels of them (the
+// first, then evenly) with the rate as the tables write it.
+func rateTicks(rates []float64, labels int) plot.ConstantTicks {
+	every := (len(rates) + labels - 1) / labels
 	ticks := make(plot.ConstantTicks, len(rates))
 	for i, r := range rates {
 		ticks[i].Value = r

@@ -50,7 +50,7 @@ var latencyPcts = []latencyPct{
 // the lines; inconclusive steps are hollow grey squares; the knee is a
 // dashed red line, its range shaded. One legend, under the panels, names it all.
 func PlotLatency(r messages.RunReport) (*Figure, error) {
-	fig := &Figure{Title: fmt.Sprintf("run %s%s: response time per phase (ms, log scale)", r.Run, verdictSuffix(r)), Width: latencyWidth, PanelHeight: panelHeight, LegendColumns: 3}
+	fig := &Figure{Title: fmt.Sprintf("run %s%s: response time per phase (ms, log scale)", r.Run, verdictSuffix(r)), Width: latencyWidth, PanelHeight: panelHeight}
 	phases := allPhases(r.Steps)
 	lo, hi := latencyExtent(r.Steps, phases)
 	if math.IsInf(lo, 0) {
@@ -61,6 +61,7 @@ func PlotLatency(r messages.RunReport) (*Figure, error) {
 		return fig, nil
 	}
 	ax := newRateAxis(r.Steps, false)
+	ax.labels = maxPanelRateLabels
 	cols := min(len(phases), maxPanelColumns)
 	fig.Panels = make([][]*plot.Plot, (len(phases)+cols-1)/cols)
 	for i := range fig.Panels {
@@ -72,7 +73,8 @@ func PlotLatency(r messages.RunReport) (*Figure, error) {
 			return nil, err
 		}
 		if i+cols >= len(phases) { // the lowest panel of its column
-			p.X.Label.Text = "offered rate (commands/s)"
+			// Short and small: a label wider than the panel would narrow them all.
+			p.X.Label.Text, p.X.Label.TextStyle.Font.Size = "offered (commands/s)", vg.Points(10)
 		}
 		fig.Panels[i/cols][i%cols] = p
 	}
