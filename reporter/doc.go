@@ -28,8 +28,9 @@
 // renderers are func(io.Writer, messages.RunReport) error: [RenderTable] (a
 // fixed-width terminal table), [RenderJSON] and [RenderCSV]. [PlotThroughput]
 // and [PlotLatency] draw with gonum.org/v1/plot; [WritePlots] and
-// [WriteFiles] write report.json, report.csv, report.txt, throughput.png/.svg
-// and latency.png/.svg. None of this needs NATS.
+// [WriteFiles] write report.json, report.csv, report.txt, report.html (one
+// self-contained page with the plots inline), throughput.png/.svg and
+// latency.png/.svg. None of this needs NATS.
 //
 // # Service
 //

@@ -234,7 +234,7 @@ func checkProgress(t *testing.T, out string, r messages.RunReport) {
 func checkReportFiles(t *testing.T, dir string) {
 	t.Helper()
 	want := map[string]string{"report.json": "{", "report.csv": "", "report.txt": "", "throughput.png": "\x89PNG",
-		"latency.png": "\x89PNG", "throughput.svg": "<svg", "latency.svg": "<svg"}
+		"latency.png": "\x89PNG", "throughput.svg": "<svg", "latency.svg": "<svg", "report.html": "<!DOCTYPE html>"}
 	for name, head := range want {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		switch {

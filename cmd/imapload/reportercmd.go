@@ -12,7 +12,7 @@ func reporterCmd() *cobra.Command {
 		Long: `Reads step results from the IMAPLOAD_RESULTS stream, finds the knee, publishes a RunReport
 on imapload.results.<run> after each step, prints one line per step (the whole table
 with --verbose; each run's table on exit) and writes report.json, report.csv,
-report.txt and the plots to --out, logging where.`,
+report.txt, report.html and the plots to --out, logging where.`,
 		Args: cobra.NoArgs,
 		RunE: runReporter,
 	}
