@@ -37,13 +37,14 @@ func TestFaultPasswordFile(t *testing.T) {
 	f.checkWhole(t, r)
 	checkProcNoSecret(t, f.all)
 
-	var running []*proc
+	var clients []*proc
 	for _, p := range f.all {
-		if !p.exited() {
-			running = append(running, p)
+		if !p.exited() && p != f.natsP && p != f.imapP {
+			clients = append(clients, p)
 		}
 	}
-	stopAll(t, running, 20*time.Second)
+	stopAll(t, clients, 20*time.Second) // the clients first, while NATS still answers
+	stopAll(t, []*proc{f.imapP, f.natsP}, 20*time.Second)
 	checked := 0
 	for _, p := range f.all {
 		for stream, out := range map[string]string{"stdout": p.stdout.String(), "stderr": p.stderr.String()} {
