@@ -170,12 +170,13 @@ func (f *faultFleet) awaitStored(t *testing.T, js jetstream.JetStream, n int) {
 }
 
 // forgeRaw publishes data on subject with an async ack, as anyone allowed to
-// publish on imapload.samples.> can.
+// publish on imapload.samples.> can; with 256 acks outstanding it waits up
+// to 30 s for room (a loaded machine stores 220 KB batches slowly).
 func (f *faultFleet) forgeRaw(t *testing.T, js jetstream.JetStream, subject string, data []byte, id string) {
 	t.Helper()
 	m := nats.NewMsg(subject)
 	m.Data = data
-	if _, err := js.PublishMsgAsync(m, jetstream.WithMsgID(id)); err != nil {
+	if _, err := js.PublishMsgAsync(m, jetstream.WithMsgID(id), jetstream.WithStallWait(30*time.Second)); err != nil {
 		t.Fatalf("PublishMsgAsync(%s): %v", subject, err)
 	}
 }
