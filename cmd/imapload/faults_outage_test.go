@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"testing"
 	"time"
 )
@@ -23,16 +22,9 @@ func (f *faultFleet) outage(t *testing.T, hold time.Duration) {
 // once. Then a step without an explicit producer count (the producers count
 // themselves in the registry, a memory-storage bucket the restart emptied)
 // is accepted by every producer and gets its result.
-//
-// It fails at commit 29cfd4e: the producers give up the batches they hold
-// 30 s into an outage (producer/options.go, publishFor), before NATS is
-// back, final batches included, so the step is closed incomplete with both
-// producers missing and Lost 0. With publishFor at 60 s it passes. Until
-// that is decided it runs only with IMAPLOAD_FAULT_KNOWN_BUGS=1.
+// (With the producers' former 30 s retry budget they gave up the held
+// batches, finals included, 10 s before NATS was back.)
 func TestFaultNATSOutageLong(t *testing.T) {
-	if os.Getenv("IMAPLOAD_FAULT_KNOWN_BUGS") != "1" {
-		t.Skip("known bug: the producers' 30 s retry budget is shorter than this 40 s outage (RELIABILITY.md); set IMAPLOAD_FAULT_KNOWN_BUGS=1 to run")
-	}
 	t.Parallel()
 	const run = "fault-out40"
 	f := startFaultFleet(t, faultOptions{name: "fout40"})
