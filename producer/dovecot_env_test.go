@@ -36,12 +36,7 @@ func dovecotFromEnv(t *testing.T) dovecot {
 		prefix:   os.Getenv("IMAPLOAD_DOVECOT_USER_PREFIX"),
 		password: os.Getenv("IMAPLOAD_DOVECOT_PASSWORD"),
 	}
-	if d.addr == "" {
-		if os.Getenv("IMAPLOAD_E2E") == "1" {
-			t.Fatal("IMAPLOAD_E2E=1 but IMAPLOAD_DOVECOT_ADDR is not set: start Dovecot with deploy/dovecot/start.sh and export its output")
-		}
-		t.Skip("IMAPLOAD_DOVECOT_ADDR not set: no Dovecot to test against (see deploy/dovecot/README.md)")
-	}
+	testkit.Require(t, testkit.Dovecot)
 	users, err := strconv.Atoi(os.Getenv("IMAPLOAD_DOVECOT_USERS"))
 	if err != nil || users < 1 || d.prefix == "" || d.password == "" {
 		t.Fatalf("IMAPLOAD_DOVECOT_USERS %q, _USER_PREFIX %q, _PASSWORD set: %v; want the output of deploy/dovecot/start.sh",

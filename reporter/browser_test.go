@@ -12,30 +12,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// e2e is true when IMAPLOAD_E2E=1: a test that needs an outside tool (here
-// Chromium) fails without it instead of skipping.
-var e2e = os.Getenv("IMAPLOAD_E2E") == "1"
+	"github.com/imapload/imapload/internal/testkit"
+)
 
 // Screenshot size, in CSS pixels (headless Chromium draws one pixel each).
 const shotWidth, shotHeight = 1280, 2000
 
-// chromium finds headless Chromium on PATH. Without it the test is skipped,
-// or fails under IMAPLOAD_E2E=1.
+// chromium finds headless Chromium (testkit.Chromium): without it the
+// test is skipped, or fails under IMAPLOAD_E2E=1.
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-headless-shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	msg := "Chromium is not on PATH (chromium or chromium-headless-shell); install it with apt-get install chromium"
-	if e2e {
-		t.Fatal(msg + " (IMAPLOAD_E2E=1 requires it)")
-	}
-	t.Skip(msg + " (IMAPLOAD_E2E=1 makes this a failure)")
-	return ""
+	return testkit.Require(t, testkit.Chromium)
 }
 
 // screenshot opens page in headless Chromium and returns the screenshot.

@@ -17,10 +17,6 @@ var (
 	binErr  error
 )
 
-// e2e is true when IMAPLOAD_E2E=1: tests that need an outside tool (the nats
-// CLI) fail instead of skipping when it is missing.
-var e2e = os.Getenv("IMAPLOAD_E2E") == "1"
-
 // TestMain builds the binary, clears IMAPLOAD_* configuration the caller's
 // shell may hold (it would reconfigure every command under test), and fails
 // the package if a test leaves a goroutine behind.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,31 +18,11 @@ import (
 	"github.com/imapload/imapload/messages"
 )
 
-// natsTool finds the nats CLI on PATH or in $(go env GOPATH)/bin. Without it
-// the test is skipped, or fails under IMAPLOAD_E2E=1.
+// natsTool finds the nats CLI (testkit.NATSCLI): without it the test is
+// skipped, or fails under IMAPLOAD_E2E=1.
 func natsTool(t *testing.T) string {
 	t.Helper()
-	if p, err := exec.LookPath("nats"); err == nil {
-		return p
-	}
-	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		for _, dir := range filepath.SplitList(strings.TrimSpace(string(out))) {
-			if p := filepath.Join(dir, "bin", "nats"); fileExists(p) {
-				return p
-			}
-		}
-	}
-	msg := "the nats CLI is not on PATH nor in $(go env GOPATH)/bin; install it with go install github.com/nats-io/natscli/nats@v0.5.0"
-	if e2e {
-		t.Fatal(msg + " (IMAPLOAD_E2E=1 requires it)")
-	}
-	t.Skip(msg + " (IMAPLOAD_E2E=1 makes this a failure)")
-	return ""
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir()
+	return testkit.Require(t, testkit.NATSCLI)
 }
 
 // natsToolCmd is one run of the nats CLI against url, with an empty home so

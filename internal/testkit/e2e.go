@@ -1,0 +1,75 @@
+package testkit
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Suite is an end-to-end suite: tests that need something from outside Go.
+// Without it they skip, or fail when IMAPLOAD_E2E=1 (as .ci/run sets);
+// cmd e2estatus names the suites that would skip, after `go test ./...`,
+// which shows no skip of a passing package.
+type Suite struct {
+	// Name names the suite; Needs what it needs; Enable how to provide it.
+	Name, Needs, Enable string
+	// Find returns what the suite needs (a path, an address) and whether it
+	// is there.
+	Find func() (string, bool)
+}
+
+// The end-to-end suites.
+var (
+	Dovecot = Suite{Name: "Dovecot (producer)", Needs: "IMAPLOAD_DOVECOT_ADDR",
+		Enable: "start Dovecot with deploy/dovecot/start.sh and export what it prints",
+		Find:   func() (string, bool) { v := os.Getenv("IMAPLOAD_DOVECOT_ADDR"); return v, v != "" }}
+	NATSCLI = Suite{Name: "nats CLI interop (cmd/imapload)", Needs: "the nats CLI on PATH or in $(go env GOPATH)/bin",
+		Enable: "go install github.com/nats-io/natscli/nats@v0.5.0", Find: findNATSCLI}
+	Chromium = Suite{Name: "report.html in a browser (reporter)", Needs: "chromium or chromium-headless-shell on PATH",
+		Enable: "apt-get install chromium", Find: findChromium}
+	Suites = []Suite{Dovecot, NATSCLI, Chromium}
+)
+
+// E2E reports whether IMAPLOAD_E2E=1 demands every suite.
+func E2E() bool { return os.Getenv("IMAPLOAD_E2E") == "1" }
+
+// Require returns what s needs, or skips t (fails it under IMAPLOAD_E2E=1)
+// saying how to enable the suite.
+func Require(t testing.TB, s Suite) string {
+	t.Helper()
+	if v, ok := s.Find(); ok {
+		return v
+	}
+	msg := s.Name + ": " + s.Needs + " is missing; " + s.Enable
+	if E2E() {
+		t.Fatal(msg + " (IMAPLOAD_E2E=1 requires it)")
+	}
+	t.Skip(msg + " (IMAPLOAD_E2E=1 makes this a failure)")
+	return ""
+}
+
+func findNATSCLI() (string, bool) {
+	if p, err := exec.LookPath("nats"); err == nil {
+		return p, true
+	}
+	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		for _, dir := range filepath.SplitList(strings.TrimSpace(string(out))) {
+			p := filepath.Join(dir, "bin", "nats")
+			if st, err := os.Stat(p); err == nil && !st.IsDir() {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+func findChromium() (string, bool) {
+	for _, name := range []string{"chromium", "chromium-headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, true
+		}
+	}
+	return "", false
+}
