@@ -26,15 +26,7 @@ func TestOutagePublisherCountsOnlyUnacked(t *testing.T) {
 		outage = 8 * time.Second
 		during = 4 // batches cut while NATS is down
 	)
-	srv := StartOutageNATS(t)
-	nc := srv.Connect()
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(ackWait))
-	if err != nil {
-		t.Fatalf("jetstream.New() error = %v", err)
-	}
-	if _, err := bus.EnsureSamples(context.Background(), js, nil); err != nil {
-		t.Fatalf("bus.EnsureSamples() error = %v", err)
-	}
+	srv, js := outageSamples(t)
 	p := newPublisher(js, slog.New(slog.NewTextHandler(testLog{t}, nil)), budget, 1)
 	done := make(chan struct{})
 	go func() { defer close(done); p.run() }()
@@ -48,7 +40,7 @@ func TestOutagePublisherCountsOnlyUnacked(t *testing.T) {
 	}
 	time.Sleep(outage) // the outage itself: the scenario, not a wait for a result
 	srv.Start()
-	WaitConnected(t, nc, 10*time.Second) // it saw the outage: its publishes failed
+	WaitConnected(t, js.Conn(), 10*time.Second) // it saw the outage: its publishes failed
 	p.in <- rec.Cut(0, 0, true, messages.Health{})
 	close(p.in)
 	select {
@@ -130,15 +122,7 @@ func (w testLog) Write(b []byte) (int, error) {
 // retrying each one in turn.
 func TestOutagePublisherStopBounded(t *testing.T) {
 	const budget = time.Second
-	srv := StartOutageNATS(t)
-	nc := srv.Connect()
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(ackWait))
-	if err != nil {
-		t.Fatalf("jetstream.New() error = %v", err)
-	}
-	if _, err := bus.EnsureSamples(context.Background(), js, nil); err != nil {
-		t.Fatalf("bus.EnsureSamples() error = %v", err)
-	}
+	srv, js := outageSamples(t)
 	p := newPublisher(js, slog.New(slog.DiscardHandler), budget, 1)
 	srv.Shutdown()
 	done := make(chan struct{})
@@ -165,15 +149,7 @@ func TestOutagePublisherStopBounded(t *testing.T) {
 // operator's --publish-retry), a producer shutting down with NATS down
 // for good still stops: hurry cuts the budget to hurryFor.
 func TestOutagePublisherHurry(t *testing.T) {
-	srv := StartOutageNATS(t)
-	nc := srv.Connect()
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(ackWait))
-	if err != nil {
-		t.Fatalf("jetstream.New() error = %v", err)
-	}
-	if _, err := bus.EnsureSamples(context.Background(), js, nil); err != nil {
-		t.Fatalf("bus.EnsureSamples() error = %v", err)
-	}
+	srv, js := outageSamples(t)
 	p := newPublisher(js, slog.New(slog.DiscardHandler), time.Hour, 1)
 	srv.Shutdown()
 	done := make(chan struct{})
@@ -192,4 +168,19 @@ func TestOutagePublisherHurry(t *testing.T) {
 	if p.lost != 2 {
 		t.Errorf("lost = %d after the final batch, want 2", p.lost)
 	}
+}
+
+// outageSamples is an outage-ready NATS with the samples stream, and a
+// JetStream client whose asynchronous publishes wait ackWait.
+func outageSamples(t *testing.T) (*OutageNATS, jetstream.JetStream) {
+	t.Helper()
+	srv := StartOutageNATS(t)
+	js, err := jetstream.New(srv.Connect(), jetstream.WithPublishAsyncTimeout(ackWait))
+	if err != nil {
+		t.Fatalf("jetstream.New() error = %v", err)
+	}
+	if _, err := bus.EnsureSamples(context.Background(), js, nil); err != nil {
+		t.Fatalf("bus.EnsureSamples() error = %v", err)
+	}
+	return srv, js
 }

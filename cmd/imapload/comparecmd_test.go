@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/imapload/imapload/bus"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/reporter"
 	"github.com/imapload/imapload/verdict"
@@ -21,17 +18,9 @@ import (
 // report.json file and one from a report folder, in time order, and
 // writes the three comparison files.
 func TestCompare(t *testing.T) {
-	ns := startNATS(t, nil)
-	nc := connect(t, ns.ClientURL())
+	ns, js := resultsBus(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bus.EnsureResults(ctx, js, nil); err != nil {
-		t.Fatal(err)
-	}
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	ramp := func(run string, at time.Time, ratios ...float64) []messages.StepResult {
 		var out []messages.StepResult

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/embedded"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/verdict"
 )
@@ -23,21 +24,28 @@ func tailStep(step int, rate, ratio float64, revision int) messages.StepResult {
 	}
 }
 
+// resultsBus is an embedded NATS with the results stream, and a JetStream
+// client of it.
+func resultsBus(t *testing.T) (*embedded.NATS, jetstream.JetStream) {
+	t.Helper()
+	ns := startNATS(t, nil)
+	js, err := jetstream.New(connect(t, ns.ClientURL()))
+	if err == nil {
+		_, err = bus.EnsureResults(context.Background(), js, nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ns, js
+}
+
 // TestTail prints each published step result in one line, a revision as
 // it comes, then the table judged from the latest revisions, and exits
 // with the run's verdict.
 func TestTail(t *testing.T) {
-	ns := startNATS(t, nil)
-	nc := connect(t, ns.ClientURL())
+	ns, js := resultsBus(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bus.EnsureResults(ctx, js, nil); err != nil {
-		t.Fatal(err)
-	}
 	below := tailStep(2, 200, 0.5, 0)
 	below.Verdict = messages.VerdictBelow
 	corrected := tailStep(2, 200, 0.99, 1) // late batches: step 2 held after all
