@@ -208,13 +208,21 @@ func driveRamp(ctx context.Context, nc *nats.Conn, o *ramp.Options, out io.Write
 	)
 	o.OnStep = func(cmd messages.StepCommand, replies []messages.StepReply) {
 		fmt.Fprintf(out, "step %d: %.0f commands/s offered by %d producer(s) for %v\n", cmd.Step, cmd.Rate, ramp.Accepted(replies), cmd.Duration.D())
-		wctx, cancel := context.WithCancel(ctx)
+		// The live line runs until the window is over (plus a second for the
+		// last batches), not for the whole wait for the result.
+		wctx, cancel := context.WithTimeout(ctx, cmd.WarmupOrDefault()+cmd.Duration.D()+time.Second)
 		watchMutex.Lock()
 		stopWatch() // a step re-issued at once: its first command's watch ends
 		stopWatch = cancel
 		watchMutex.Unlock()
 		wg.Add(1)
-		go func() { defer wg.Done(); _ = progress.Watch(wctx, nc, cmd, out, tty, 2*time.Second) }()
+		go func() {
+			defer wg.Done()
+			_ = progress.Watch(wctx, nc, cmd, out, tty, 2*time.Second)
+			if errors.Is(wctx.Err(), context.DeadlineExceeded) {
+				fmt.Fprintf(out, "step %d: window over; waiting up to %v for its result from the aggregator (imapload aggregator)\n", cmd.Step, o.ResultWait)
+			}
+		}()
 	}
 	o.OnResult = func(r messages.StepResult) {
 		watchMutex.Lock()

@@ -37,6 +37,7 @@ type vFleetOptions struct {
 	imapArgs     []string // extra `imapload imapserver` flags
 	imapAddr     string   // when set, no imapserver is started: the producers dial this
 	producerArgs []string // extra `imapload producer` flags
+	noAggregator bool     // start no aggregator
 }
 
 // vFleet is `imapload nats`, `imapload imapserver`, the producers and
@@ -69,8 +70,10 @@ func startVerdictFleet(t *testing.T, o vFleetOptions) *vFleet {
 		f.ids = append(f.ids, id)
 		f.producers = append(f.producers, startProc(t, id, f.env, args...))
 	}
-	agg := startProc(t, o.name+"-aggregator", f.env, "aggregator", "--step-timeout", "3s")
-	waitStderr(t, agg, "aggregator: ready", 15*time.Second)
+	if !o.noAggregator {
+		agg := startProc(t, o.name+"-aggregator", f.env, "aggregator", "--step-timeout", "3s")
+		waitStderr(t, agg, "aggregator: ready", 15*time.Second)
+	}
 	awaitProducers(t, f.nc, f.ids...)
 	return f
 }
