@@ -196,3 +196,17 @@ func TestPoolSaturation(t *testing.T) {
 		t.Errorf("Pool.Result() generator_saturated = %v, saturated producers %v; want true, [%s]", r.GeneratorSaturated, r.Health.SaturatedProducers, id)
 	}
 }
+
+// TestPoolStopSeenAfterLag: a producer continued after a SIGSTOP lags in
+// one batch (under CPU pressure from others) and counts its SIGCONT only in
+// the next, on schedule again: it stalled, not the host (seen in CI).
+func TestPoolStopSeenAfterLag(t *testing.T) {
+	batches := stepBatches("r1", 1, []string{"a"}, 2)
+	lag, cont := batches[1], batches[2]
+	lag.Health.Saturated, lag.Health.Pressure, lag.Health.CPULimit = true, 0.14, 1
+	cont.Health.Stopped = true
+	r := poolOf(t, batches).Result()
+	if len(r.PerProducer) != 1 || r.PerProducer[0].LagCause != messages.ReasonGeneratorStalled {
+		t.Errorf("Pool.Result() per producer %+v, want lag cause %s", r.PerProducer, messages.ReasonGeneratorStalled)
+	}
+}

@@ -71,11 +71,14 @@ func (p *Pool) breakdown(pooled [messages.NumPhases]*ddsketch.DDSketch) ([]messa
 }
 
 // breakdownOf is a producer's counts and health; when it fell behind, the
-// health is that of its lagging batches, which names the cause.
+// health is that of its lagging batches, which names the cause. A stop
+// (SIGSTOP) seen in any batch counts: the SIGCONT may be counted only at the
+// cut after the one that shows the lag, when the lag has already passed.
 func breakdownOf(id string, pa *producerAcc) messages.ProducerBreakdown {
 	h := pa.health
 	if pa.saturated {
 		h = pa.lagging
+		h.Stopped = pa.health.Stopped
 	}
 	b := messages.ProducerBreakdown{
 		Producer: id, Count: pa.completed, Saturated: pa.saturated, Rate: pa.rate,
