@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/imapload/imapload/messages"
@@ -164,15 +165,28 @@ func (p Plan) rampRate(i int) float64 {
 // verdict judges r at the plan's threshold.
 func (p Plan) verdict(r messages.StepResult) string { return verdict.Of(r, p.Threshold) }
 
-// firstKnee is the index of the first step (in run order) below the
-// threshold, or -1.
+// firstKnee is the index in done of the ramp's knee, found by the one knee
+// rule (verdict.Knee, as the reporter finds it) over the shortest prefix of
+// done that ends the ramp (its knee and AfterKnee steps past it), so that the
+// bisection's steps never move it; over all of done while the ramp runs; -1
+// if there is none.
 func (p Plan) firstKnee(done []messages.StepResult) int {
-	for i, r := range done {
-		if p.verdict(r) == messages.VerdictBelow {
-			return i
+	k := -1
+	for n := 1; n <= len(done); n++ {
+		if k = p.kneeIn(done[:n]); k >= 0 && n >= k+1+p.AfterKnee {
+			return k
 		}
 	}
-	return -1
+	return k
+}
+
+// kneeIn is the index in steps of their knee, or -1.
+func (p Plan) kneeIn(steps []messages.StepResult) int {
+	knee, _, _ := verdict.Knee(steps, p.Threshold)
+	if knee == nil {
+		return -1
+	}
+	return slices.IndexFunc(steps, func(r messages.StepResult) bool { return r.Step == knee.Step })
 }
 
 // bounds are the highest rate that held and the lowest that fell below.
