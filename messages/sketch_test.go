@@ -460,7 +460,6 @@ func TestMergeSketchAllocs(t *testing.T) {
 // (Quantile, Add), SketchSum and a merged DDSketch.
 func TestSketchBinsAgreeWithDDSketch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	var parts [][]byte
 	merged := messages.NewSketch()
 	var union messages.SketchBins
 	var sum messages.SketchSum
@@ -475,7 +474,6 @@ func TestSketchBinsAgreeWithDDSketch(t *testing.T) {
 			_ = s.Add(v)
 		}
 		data := messages.EncodeSketch(nil, s)
-		parts = append(parts, data)
 		var bins messages.SketchBins
 		if err := bins.Decode(data); err != nil {
 			t.Fatalf("SketchBins.Decode() error = %v", err)

@@ -119,7 +119,11 @@ func TestPacerPoisson(t *testing.T) {
 
 func TestPacerPoissonSeedsDiffer(t *testing.T) {
 	a, b := newPacer(100, messages.ArrivalPoisson, 1), newPacer(100, messages.ArrivalPoisson, 2)
-	if a.next() == b.next() && a.next() == b.next() {
-		t.Errorf("pacers seeded 1 and 2 gave the same arrivals")
+	var as, bs [3]time.Duration
+	for i := range as {
+		as[i], bs[i] = a.next(), b.next()
+	}
+	if as == bs {
+		t.Errorf("pacers seeded 1 and 2 gave the same first arrivals %v", as)
 	}
 }

@@ -133,7 +133,7 @@ func (c *Controller) step(ctx context.Context, js jetstream.JetStream, rate floa
 	if n := Accepted(replies); cmd.ProducerRate == 0 && n > 0 && misShared(replies, n) {
 		c.log.Warn("ramp: the producers that accepted divided the rate by another count; re-issuing the step", "step", cmd.Step, "accepted", n)
 		cmd.Producers = n
-		if cmd, replies, err = c.offer(cmd); err != nil {
+		if cmd, _, err = c.offer(cmd); err != nil {
 			return messages.StepResult{}, err
 		}
 	}
