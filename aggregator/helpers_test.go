@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/imapload/imapload/bus"
-	"github.com/imapload/imapload/embedded"
 	"github.com/imapload/imapload/internal/testkit"
+	"github.com/imapload/imapload/internal/testkit/natstest"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/recorder"
 	"github.com/nats-io/nats.go"
@@ -28,7 +28,7 @@ type testBus struct {
 
 func startBus(t *testing.T) *testBus {
 	t.Helper()
-	_, nc := embedded.NATSForTest(t)
+	_, nc := natstest.Start(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatalf("jetstream.New() error = %v", err)

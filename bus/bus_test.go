@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/imapload/imapload/bus"
-	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit/natstest"
 	"github.com/imapload/imapload/messages"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -88,7 +88,7 @@ func TestConnectErrorKeepsSentinels(t *testing.T) {
 }
 
 func TestEnsureIsIdempotent(t *testing.T) {
-	_, nc := embedded.NATSForTest(t)
+	_, nc := natstest.Start(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestEnsureIsIdempotent(t *testing.T) {
 // responder's reply, not the stream's PubAck. The same request on a stream
 // without NoAck gets both, which shows the check can fail.
 func TestStepsStreamKeepsCommandsSilently(t *testing.T) {
-	_, nc := embedded.NATSForTest(t)
+	_, nc := natstest.Start(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)

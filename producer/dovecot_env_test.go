@@ -13,8 +13,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/imapload/imapload/bus"
-	"github.com/imapload/imapload/embedded"
 	"github.com/imapload/imapload/internal/testkit"
+	"github.com/imapload/imapload/internal/testkit/natstest"
 	"github.com/imapload/imapload/producer"
 )
 
@@ -84,7 +84,7 @@ func (d dovecot) wrongPasswordOptions(t *testing.T, logs *testkit.Buffer) *produ
 // NATS with JetStream, the samples stream, and the test's own connection.
 func newDovecotFleet(t *testing.T) *fleet {
 	t.Helper()
-	ns, nc := embedded.NATSForTest(t)
+	ns, nc := natstest.Start(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatalf("jetstream.New() error = %v", err)

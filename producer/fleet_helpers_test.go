@@ -17,6 +17,7 @@ import (
 
 	"github.com/imapload/imapload/bus"
 	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit/natstest"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/producer"
 )
@@ -34,7 +35,7 @@ type fleet struct {
 
 func newFleet(t *testing.T, imapOpts *embedded.IMAPOptions) *fleet {
 	t.Helper()
-	ns, nc := embedded.NATSForTest(t)
+	ns, nc := natstest.Start(t)
 	srv, err := embedded.StartIMAP(imapOpts)
 	if err != nil {
 		t.Fatalf("embedded.StartIMAP() error = %v", err)

@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/imapload/imapload/bus"
-	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit/natstest"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/recorder"
 )
@@ -21,7 +21,7 @@ import (
 // it, as the producer makes one.
 func startTestJetStream(t *testing.T) jetstream.JetStream {
 	t.Helper()
-	_, nc := embedded.NATSForTest(t)
+	_, nc := natstest.Start(t)
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(ackWait))
 	if err != nil {
 		t.Fatalf("jetstream.New() error = %v", err)

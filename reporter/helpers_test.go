@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/imapload/imapload/bus"
-	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit/natstest"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/reporter"
 )
@@ -21,7 +21,7 @@ import (
 // the results stream, as the aggregator would create it.
 func startNATS(t *testing.T) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	_, nc := embedded.NATSForTest(t)
+	_, nc := natstest.Start(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)

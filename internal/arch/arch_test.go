@@ -46,3 +46,13 @@ func TestDependencyRules(t *testing.T) {
 		})
 	}
 }
+
+// TestReleaseBinaryLinksNoTesting keeps package testing (and with it the
+// test helpers, which import it) out of the imapload binary.
+func TestReleaseBinaryLinksNoTesting(t *testing.T) {
+	for _, d := range deps(t, "cmd/imapload") {
+		if d == "testing" {
+			t.Errorf("cmd/imapload depends on testing; test helpers belong in _test.go files or internal/testkit")
+		}
+	}
+}
