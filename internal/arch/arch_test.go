@@ -1,58 +1,117 @@
+// Package arch holds the dependency rules of the module, tested for every
+// package at once: the layering of README.md, as data.
 package arch
 
 import (
+	"bytes"
+	"maps"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/imapload/imapload/"
 
-// deps lists the non-test packages pkg depends on, directly or not.
-func deps(t *testing.T, pkg string) []string {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-deps", module+pkg).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
-	}
-	return strings.Fields(string(out))
+// rule says what a package may depend on, directly or not (its non-test code).
+type rule struct {
+	uses    []string // packages of ours, relative to the module
+	nats    bool     // the NATS client or server, github.com/nats-io/...
+	testing bool     // package testing: test helpers only, never the binary
 }
 
-func TestDependencyRules(t *testing.T) {
-	tests := []struct {
-		pkg       string
-		forbidden []string
-	}{
-		{"messages", []string{module, "github.com/nats-io/"}},
-		{"recorder", []string{module + "producer", module + "aggregator", module + "reporter", module + "embedded", "github.com/nats-io/"}},
-		{"bus", []string{module + "producer", module + "aggregator", module + "reporter", module + "embedded"}},
-		{"producer", []string{module + "aggregator", module + "reporter", module + "embedded"}},
-		{"aggregator", []string{module + "producer", module + "reporter", module + "embedded"}},
-		{"reporter", []string{module + "producer", module + "aggregator", module + "embedded"}},
-		{"verdict", []string{module + "producer", module + "aggregator", module + "reporter", module + "embedded", module + "bus", "github.com/nats-io/"}},
+var (
+	wire    = []string{"messages"}
+	cores   = []string{"messages", "verdict", "recorder", "bus"}
+	control = []string{"messages", "verdict", "bus"}
+	roles   = []string{"producer", "aggregator", "reporter", "ramp", "progress"}
+)
+
+// rules is the layering of ARCHITECTURE.md's table, bottom up; every package
+// of the module needs a rule.
+var rules = map[string]rule{
+	// The wire contract and the leaves import nothing of ours.
+	"messages":        {},
+	"internal/sysmon": {},
+	"embedded":        {nats: true}, // the in-process servers: only cmd/ and natstest import them
+	// On top of messages: the pure cores and the NATS plumbing.
+	"recorder": {uses: wire},
+	"verdict":  {uses: wire},
+	"bus":      {uses: wire, nats: true},
+	// The roles and the controls meet only on NATS subjects: none imports
+	// another, nor the embedded servers.
+	"producer":   {uses: cores, nats: true},
+	"aggregator": {uses: cores, nats: true},
+	"reporter":   {uses: cores, nats: true},
+	"ramp":       {uses: control, nats: true},
+	"progress":   {uses: control, nats: true},
+	// The binary wires everything together, and links no test code.
+	"cmd/imapload": {uses: slices.Concat(cores, roles, []string{"embedded", "internal/sysmon"}), nats: true},
+	// Test support, imported by _test.go files only (and the e2estatus tool).
+	"internal/testkit":          {testing: true},
+	"internal/testkit/natstest": {uses: []string{"embedded"}, nats: true, testing: true},
+	"internal/e2estatus":        {uses: []string{"internal/testkit"}, testing: true},
+	"internal/arch":             {},
+}
+
+// listDeps maps every package of the module (relative to it) to the packages
+// its non-test code depends on, directly or not. It fails t if go list does.
+func listDeps(t *testing.T) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", module+"...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s...: %v\n%s", module, err, stderr.Bytes())
 	}
-	for _, tt := range tests {
-		t.Run(tt.pkg, func(t *testing.T) {
-			for _, d := range deps(t, tt.pkg) {
-				if d == module+tt.pkg {
-					continue
-				}
-				for _, f := range tt.forbidden {
-					if strings.HasPrefix(d, f) {
-						t.Errorf("%s depends on %s (forbidden: %s…)", tt.pkg, d, f)
-					}
+	pkgs := map[string][]string{}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		pkgs[strings.TrimPrefix(fields[0], module)] = fields[1:]
+	}
+	if len(pkgs) == 0 {
+		t.Fatalf("go list %s... listed no package", module)
+	}
+	return pkgs
+}
+
+// TestDependencyRules checks every package against its rule, and that every
+// rule names a package.
+func TestDependencyRules(t *testing.T) {
+	pkgs := listDeps(t)
+	for _, pkg := range slices.Sorted(maps.Keys(pkgs)) {
+		t.Run(pkg, func(t *testing.T) {
+			r, ok := rules[pkg]
+			if !ok {
+				t.Fatalf("%s has no rule: add it to rules in internal/arch, in its layer", pkg)
+			}
+			for _, d := range pkgs[pkg] {
+				if err := r.check(d); err != "" {
+					t.Errorf("%s depends on %s; %s", pkg, d, err)
 				}
 			}
 		})
 	}
-}
-
-// TestReleaseBinaryLinksNoTesting keeps package testing (and with it the
-// test helpers, which import it) out of the imapload binary.
-func TestReleaseBinaryLinksNoTesting(t *testing.T) {
-	for _, d := range deps(t, "cmd/imapload") {
-		if d == "testing" {
-			t.Errorf("cmd/imapload depends on testing; test helpers belong in _test.go files or internal/testkit")
+	for pkg := range rules {
+		if _, ok := pkgs[pkg]; !ok {
+			t.Errorf("rules name %s, which go list does not list: remove or rename the rule", pkg)
 		}
 	}
+}
+
+// check says why r forbids a dependency on d, or "" if it allows it.
+func (r rule) check(d string) string {
+	switch {
+	case strings.HasPrefix(d, module) && !slices.Contains(r.uses, strings.TrimPrefix(d, module)):
+		if len(r.uses) == 0 {
+			return "its rule allows no package of ours"
+		}
+		return "its rule allows only " + strings.Join(r.uses, ", ") + " of ours"
+	case strings.HasPrefix(d, "github.com/nats-io/") && !r.nats:
+		return "its rule allows no NATS"
+	case d == "testing" && !r.testing:
+		return "only test helpers may link package testing (they belong in _test.go files or internal/testkit)"
+	}
+	return ""
 }
