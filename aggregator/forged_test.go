@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/recorder"
 	"github.com/nats-io/nats.go"
@@ -121,7 +122,7 @@ func TestForgedFloodOfNewSteps(t *testing.T) {
 	if peak >= 128<<20 {
 		t.Errorf("heap peaked at %d MB during the flood, want under 128 MB", peak>>20)
 	}
-	waitFor(t, 60*time.Second, "every forged batch settled", func() bool { return tb.consumed(t, "agg-flood", 0) })
+	testkit.WaitFor(t, 60*time.Second, "every forged batch settled", func() bool { return tb.consumed(t, "agg-flood", 0) })
 	msg := "aggregator: batch rejected: " + ReasonNoCommand
 	if got := agg.a.warn.total(msg); got != uint64(n) {
 		t.Errorf("batches rejected for %q = %d, want %d", ReasonNoCommand, got, n)
@@ -179,14 +180,14 @@ func TestForgedBytesLeaveNoHeap(t *testing.T) {
 		tb.publish(t, b, "")
 	}
 	tb.waitResult(t, "real", 1, 60*time.Second)
-	waitFor(t, 60*time.Second, "every forged batch settled", func() bool { return tb.consumed(t, "agg-bytes", 0) })
+	testkit.WaitFor(t, 60*time.Second, "every forged batch settled", func() bool { return tb.consumed(t, "agg-bytes", 0) })
 	if r := tb.results(t, "bytes"); len(r) != 0 {
 		t.Errorf("results for forged steps = %d, want 0", len(r))
 	}
 	// The in-process server caches a stream's blocks for 10 s after their
 	// last use: poll, and give it a few times that.
 	var after uint64
-	waitFor(t, 60*time.Second, "the live heap back near where it started", func() bool {
+	testkit.WaitFor(t, 60*time.Second, "the live heap back near where it started", func() bool {
 		after = liveHeap()
 		return after <= base+32<<20
 	})
@@ -225,7 +226,7 @@ func TestForgedBatchesCannotReshapeStep(t *testing.T) {
 	if len(got.Rejected) == 0 {
 		t.Errorf("StepResult.Rejected is empty, want the forged batches counted by reason")
 	}
-	waitFor(t, 20*time.Second, "every batch settled", func() bool { return tb.consumed(t, "agg-reshape", 0) })
+	testkit.WaitFor(t, 20*time.Second, "every batch settled", func() bool { return tb.consumed(t, "agg-reshape", 0) })
 	for _, m := range tb.results(t, "r1") {
 		if r := decodeResult(t, m.Data); r.Step != 1 {
 			t.Errorf("result published for step %d, never commanded", r.Step)
@@ -274,7 +275,7 @@ func TestMaxOpenSteps(t *testing.T) {
 	}
 	logs := &logBuffer{}
 	startAgg(t, tb.nc, &Options{Durable: "agg-max", MaxOpenSteps: 2, Logger: logs.logger()})
-	waitFor(t, 20*time.Second, "a batch delayed for room", func() bool { return logs.count("too many open steps") > 0 })
+	testkit.WaitFor(t, 20*time.Second, "a batch delayed for room", func() bool { return logs.count("too many open steps") > 0 })
 	for _, batches := range all {
 		for _, b := range batches[1:] {
 			tb.publish(t, b, "")

@@ -80,7 +80,7 @@ func (tb *testBus) commandBytes(t *testing.T, data []byte) {
 	if err := tb.nc.Publish(messages.StepSubject, data); err != nil {
 		t.Fatalf("Publish(%s) error = %v", messages.StepSubject, err)
 	}
-	waitFor(t, 10*time.Second, "the step command stored", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the step command stored", func() bool {
 		info, err := st.Info(testCtx(t))
 		return err == nil && info.State.LastSeq > before
 	})
@@ -156,18 +156,6 @@ func (tb *testBus) waitResult(t *testing.T, run string, step int, within time.Du
 			t.Fatalf("no result for run %s step %d after %v", run, step, within)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

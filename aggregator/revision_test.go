@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -55,7 +56,7 @@ func TestLateBatchesPublishRevision(t *testing.T) {
 	for _, b := range late {
 		tb.publish(t, b, "")
 	}
-	waitFor(t, 10*time.Second, "revision 1", func() bool { return tb.revisions(t, "r1", 9)[1] != nil })
+	testkit.WaitFor(t, 10*time.Second, "revision 1", func() bool { return tb.revisions(t, "r1", 9)[1] != nil })
 	raw := tb.revisions(t, "r1", 9)[1]
 	got := decodeResult(t, raw.Data)
 	if want := poolOf(t, all).Result(); canonical(t, got) != canonical(t, want) {
@@ -69,10 +70,10 @@ func TestLateBatchesPublishRevision(t *testing.T) {
 	}
 
 	tb.publish(t, late[0], "") // stored again under a new message id: a duplicate batch
-	waitFor(t, 10*time.Second, "the duplicate settled", func() bool { return tb.consumed(t, "agg-late", 0) })
+	testkit.WaitFor(t, 10*time.Second, "the duplicate settled", func() bool { return tb.consumed(t, "agg-late", 0) })
 	agg.stop(t)
 	startAgg(t, tb.nc, &Options{Durable: "agg-late-2", StepTimeout: 300 * time.Millisecond})
-	waitFor(t, 10*time.Second, "the second aggregator to go through the stream", func() bool { return tb.consumed(t, "agg-late-2", 0) })
+	testkit.WaitFor(t, 10*time.Second, "the second aggregator to go through the stream", func() bool { return tb.consumed(t, "agg-late-2", 0) })
 	// Nothing is left unacknowledged: a re-opened step holds its anchor until it closes.
 	if revs := tb.revisions(t, "r1", 9); len(revs) != 2 {
 		t.Errorf("step results of step 9 = %d revisions, want 2 (a duplicate and a replay add none)", len(revs))

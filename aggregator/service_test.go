@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -58,7 +59,7 @@ func TestServiceRestartMidStep(t *testing.T) {
 	}
 	opts := &Options{Durable: "agg-restart", AckWait: 500 * time.Millisecond}
 	first := startAgg(t, tb.nc, opts)
-	waitFor(t, 10*time.Second, "the first aggregator to merge the first half", func() bool { return tb.consumed(t, "agg-restart", 1) })
+	testkit.WaitFor(t, 10*time.Second, "the first aggregator to merge the first half", func() bool { return tb.consumed(t, "agg-restart", 1) })
 	first.stop(t)
 	for _, b := range batches[half:] {
 		tb.publish(t, b, "")
@@ -68,7 +69,7 @@ func TestServiceRestartMidStep(t *testing.T) {
 	if want := poolOf(t, batches).Result(); canonical(t, got) != canonical(t, want) {
 		t.Errorf("StepResult after a restart =\n%s\nwant (one pass)\n%s", canonical(t, got), canonical(t, want))
 	}
-	waitFor(t, 10*time.Second, "every batch acknowledged", func() bool { return tb.consumed(t, "agg-restart", 0) })
+	testkit.WaitFor(t, 10*time.Second, "every batch acknowledged", func() bool { return tb.consumed(t, "agg-restart", 0) })
 	if n := len(tb.results(t, "r1")); n != 1 {
 		t.Errorf("results on %s = %d, want 1", messages.ResultsSubject("r1"), n)
 	}
@@ -87,7 +88,7 @@ func TestServiceRestartWhileWaiting(t *testing.T) {
 	}
 	opts := &Options{Durable: "agg-wait", AckWait: 300 * time.Millisecond, StepTimeout: 2 * time.Second}
 	first := startAgg(t, tb.nc, opts)
-	waitFor(t, 10*time.Second, "the first aggregator to merge the step", func() bool { return tb.consumed(t, "agg-wait", 1) })
+	testkit.WaitFor(t, 10*time.Second, "the first aggregator to merge the step", func() bool { return tb.consumed(t, "agg-wait", 1) })
 	first.stop(t)
 	startAgg(t, tb.nc, opts)
 	got, _ := tb.waitResult(t, "r1", 3, 15*time.Second)
@@ -134,7 +135,7 @@ func TestServiceCorruptBatch(t *testing.T) {
 	if got.Corrupt != 1 || got.Batches != uint64(len(batches)) || !got.Complete {
 		t.Errorf("StepResult corrupt = %d, batches = %d, complete = %v; want 1, %d, true", got.Corrupt, got.Batches, got.Complete, len(batches))
 	}
-	waitFor(t, 10*time.Second, "every message settled", func() bool { return tb.consumed(t, "agg-corrupt", 0) })
+	testkit.WaitFor(t, 10*time.Second, "every message settled", func() bool { return tb.consumed(t, "agg-corrupt", 0) })
 	if logs.count("corrupt batch counted and terminated") == 0 || logs.count("unexpected subject") == 0 {
 		t.Errorf("log = %s\nwant the corrupt batch and the odd subject reported", logs.String())
 	}
@@ -173,7 +174,7 @@ func TestServiceNeverPublishesTwice(t *testing.T) {
 	first.stop(t)
 	logs := &logBuffer{}
 	startAgg(t, tb.nc, &Options{Durable: "agg-two", Logger: logs.logger()})
-	waitFor(t, 10*time.Second, "the second aggregator to go through the stream", func() bool { return tb.consumed(t, "agg-two", 0) })
+	testkit.WaitFor(t, 10*time.Second, "the second aggregator to go through the stream", func() bool { return tb.consumed(t, "agg-two", 0) })
 	if n := logs.count("step result published") + logs.count("already in the stream"); n != 0 {
 		t.Errorf("second aggregator published %d results, want 0; log:\n%s", n, logs.String())
 	}

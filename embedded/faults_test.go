@@ -8,6 +8,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 
 	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit"
 )
 
 func TestIMAPNoFraction(t *testing.T) {
@@ -37,7 +38,7 @@ func TestIMAPDropFraction(t *testing.T) {
 	if got := s.Stats().Dropped; got != conns {
 		t.Errorf("Stats().Dropped = %d, want %d", got, conns)
 	}
-	waitFor(t, waitLong, "dropped connections to close", func() bool { return s.Stats().Active == 0 })
+	testkit.WaitFor(t, waitLong, "dropped connections to close", func() bool { return s.Stats().Active == 0 })
 }
 
 // runUntilError logs in and sends NOOPs, returning how many commands
@@ -76,14 +77,14 @@ func TestIMAPDropFractionPartial(t *testing.T) {
 func TestIMAPDropAll(t *testing.T) {
 	s := startIMAP(t, nil)
 	a, b := login(t, s, "user1"), login(t, s, "user2")
-	waitFor(t, waitLong, "two sessions", func() bool { return len(s.Sessions()) == 2 })
+	testkit.WaitFor(t, waitLong, "two sessions", func() bool { return len(s.Sessions()) == 2 })
 	s.DropAll()
 	for name, c := range map[string]*imapclient.Client{"a": a, "b": b} {
 		if err := c.Noop().Wait(); err == nil {
 			t.Errorf("client %s: Noop() after DropAll succeeded, want an error", name)
 		}
 	}
-	waitFor(t, waitLong, "sessions to end", func() bool { return len(s.Sessions()) == 0 && s.Stats().Active == 0 })
+	testkit.WaitFor(t, waitLong, "sessions to end", func() bool { return len(s.Sessions()) == 0 && s.Stats().Active == 0 })
 	if got := s.Stats().Dropped; got != 2 {
 		t.Errorf("Stats().Dropped = %d, want 2", got)
 	}
@@ -107,7 +108,7 @@ func TestIMAPDropUnblocksQueuedCommand(t *testing.T) {
 		t.Fatalf("WaitGreeting() error = %v", err)
 	}
 	cmd := c.Noop() // waits ServiceTime in its slot
-	waitFor(t, waitLong, "the NOOP to arrive", func() bool { return s.Stats().Commands == 1 })
+	testkit.WaitFor(t, waitLong, "the NOOP to arrive", func() bool { return s.Stats().Commands == 1 })
 	s.DropAll()
 	if err := cmd.Wait(); err == nil {
 		t.Error("Noop() succeeded after DropAll, want an error")

@@ -15,6 +15,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 
 	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit"
 )
 
 func startIMAP(t *testing.T, opts *embedded.IMAPOptions) *embedded.IMAP {
@@ -246,7 +247,7 @@ func TestIMAPCloseUnblocksQueuedCommand(t *testing.T) {
 	}
 	defer c.Close()
 	cmd := c.Noop() // holds the only slot for a minute
-	waitFor(t, waitLong, "the NOOP to arrive", func() bool { return s.Stats().Commands == 1 })
+	testkit.WaitFor(t, waitLong, "the NOOP to arrive", func() bool { return s.Stats().Commands == 1 })
 	begin := time.Now()
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close() error = %v", err)

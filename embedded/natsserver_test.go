@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit"
 )
 
 func startNATS(t *testing.T, opts *embedded.NATSOptions) *embedded.NATS {
@@ -125,7 +126,7 @@ func TestNATSShutdown(t *testing.T) {
 	if n.Server().Running() {
 		t.Error("Server().Running() = true after Shutdown")
 	}
-	waitFor(t, 5*time.Second, "client to see the server gone", func() bool { return nc.IsClosed() })
+	testkit.WaitFor(t, 5*time.Second, "client to see the server gone", func() bool { return nc.IsClosed() })
 	if _, err := net.DialTimeout("tcp", strings.TrimPrefix(n.ClientURL(), "nats://"), time.Second); err == nil {
 		t.Error("dial after Shutdown succeeded, want connection refused")
 	}

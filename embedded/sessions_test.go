@@ -10,6 +10,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 
 	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit"
 )
 
 // hookLog records OnConnect and OnLogin calls.
@@ -82,7 +83,7 @@ func TestIMAPSessionsAndHooks(t *testing.T) {
 	if err := c1.Logout().Wait(); err != nil {
 		t.Fatalf("Logout() error = %v", err)
 	}
-	waitFor(t, waitLong, "one session left", func() bool {
+	testkit.WaitFor(t, waitLong, "one session left", func() bool {
 		left := s.Sessions()
 		return len(left) == 1 && left[0].RemoteAddr == addr2
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 
 	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit"
 )
 
 func TestIMAPTLS(t *testing.T) {
@@ -40,7 +41,7 @@ func TestIMAPTLSUntrusted(t *testing.T) {
 	if !errors.As(err, &unknown) {
 		t.Errorf("DialTLS() without the CA error = %v, want x509.UnknownAuthorityError", err)
 	}
-	waitFor(t, waitLong, "the failed connection to close", func() bool { return s.Stats().Active == 0 })
+	testkit.WaitFor(t, waitLong, "the failed connection to close", func() bool { return s.Stats().Active == 0 })
 }
 
 func TestIMAPTLSConfigWithoutTLS(t *testing.T) {

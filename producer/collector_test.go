@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -90,7 +91,7 @@ func (c *collector) finals(t *testing.T, n int, within time.Duration) map[string
 func (c *collector) await(n int, within time.Duration) (map[string][]*messages.SampleBatch, error) {
 	var got map[string][]*messages.SampleBatch
 	var errs []error
-	ok := poll(within, func() bool {
+	ok := testkit.Poll(within, func() bool {
 		got, errs = c.snapshot()
 		done := 0
 		for _, bs := range got {

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/producer"
 )
@@ -65,7 +66,7 @@ func TestStepLifecycle(t *testing.T) {
 	if err := f.nc.Publish(messages.StepSubject, []byte(step1)); err != nil {
 		t.Fatalf("Publish(step 1) error = %v", err)
 	}
-	waitFor(t, 5*time.Second, "step 1 batch 0", func() bool { b, _ := first.snapshot(); return len(b["c1"]) > 0 })
+	testkit.WaitFor(t, 5*time.Second, "step 1 batch 0", func() bool { b, _ := first.snapshot(); return len(b["c1"]) > 0 })
 	if rep := f.request(step1, 1)[0]; !rep.Accepted || rep.Rate != 50 || rep.Producers != 1 {
 		t.Errorf("reply to a repeat of step 1 = %+v, want accepted at 50/s of 1 producer", rep)
 	}
@@ -77,7 +78,7 @@ func TestStepLifecycle(t *testing.T) {
 	if last := bs1[len(bs1)-1]; last.To >= int64(5*time.Second) {
 		t.Errorf("step 1 final batch to %v, want it cut short by step 2", time.Duration(last.To))
 	}
-	waitFor(t, 5*time.Second, "step 2 batch 0", func() bool { b, _ := second.snapshot(); return len(b["c1"]) > 0 })
+	testkit.WaitFor(t, 5*time.Second, "step 2 batch 0", func() bool { b, _ := second.snapshot(); return len(b["c1"]) > 0 })
 	checkShutdown(t, f, r, second)
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/imapload/imapload/bus"
 	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/internal/testkit/natstest"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/producer"
@@ -129,7 +130,7 @@ func (r *running) stop(t *testing.T) error {
 func (f *fleet) waitLive(n int) {
 	f.t.Helper()
 	kv, err := f.js.KeyValue(context.Background(), messages.ProducersBucket)
-	waitFor(f.t, 10*time.Second, "producers to register", func() bool {
+	testkit.WaitFor(f.t, 10*time.Second, "producers to register", func() bool {
 		if err != nil {
 			kv, err = f.js.KeyValue(context.Background(), messages.ProducersBucket)
 			return false
@@ -188,26 +189,6 @@ func (f *fleet) ask(cmd string, n int) ([]messages.StepReply, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Producer < out[j].Producer })
 	return out, nil
-}
-
-// waitFor polls cond until it holds or within has passed.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	if !poll(within, cond) {
-		t.Fatalf("timed out after %v waiting for %s", within, what)
-	}
-}
-
-// poll checks cond every 10 ms until it holds (true) or within has passed.
-func poll(within time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
 }
 
 // host is the IP of an "ip:port" address.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -78,7 +79,7 @@ type sharedAccount struct {
 // logged in from two source addresses (two producers) at the same time.
 func sharedLogin(srv *embedded.IMAP, within time.Duration) (sharedAccount, error) {
 	var found sharedAccount
-	ok := poll(within, func() bool {
+	ok := testkit.Poll(within, func() bool {
 		byUser := map[string]map[string]bool{}
 		for _, s := range srv.Sessions() {
 			if byUser[s.User] == nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -22,7 +23,7 @@ func TestBatchesReportHostHealth(t *testing.T) {
 	f.waitLive(1)
 	col := f.collect("cont", 1)
 	f.request(`{"run":"cont","step":1,"rate":20,"warmup":"200ms","duration":"2s","stagger":"100ms"}`, 1)
-	waitFor(t, 10*time.Second, "batch 1", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "batch 1", func() bool {
 		got, _ := col.snapshot()
 		return len(got["cont"]) >= 2
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/imapload/imapload/bus"
 	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/producer"
 )
@@ -60,7 +61,7 @@ func TestOutageRegistryRecreated(t *testing.T) {
 	}
 	srv.Restart(f.nc, 0)
 	f.waitLive(1)
-	waitFor(t, 10*time.Second, "the samples stream to be recreated", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the samples stream to be recreated", func() bool {
 		_, err := f.js.Stream(context.Background(), messages.SamplesStream)
 		return err == nil
 	})

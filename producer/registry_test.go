@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -35,7 +36,7 @@ func TestRunUnregisters(t *testing.T) {
 		if tt.step != "" {
 			col := f.collect("reg", 1)
 			f.request(tt.step, 1)
-			waitFor(t, 10*time.Second, "batch 0", func() bool { got, _ := col.snapshot(); return len(got[tt.id]) > 0 })
+			testkit.WaitFor(t, 10*time.Second, "batch 0", func() bool { got, _ := col.snapshot(); return len(got[tt.id]) > 0 })
 		}
 		if err := r.stop(t); err != nil {
 			t.Fatalf("%s: Run() error = %v", tt.name, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -129,12 +130,12 @@ func TestReconnectsAfterDropAreSpread(t *testing.T) {
 	f.request(`{"run":"drop","step":1,"rate":160,"warmup":"300ms","duration":"10s","stagger":"200ms",
 		"mix":{"select":1,"fetch":1}}`, 1)
 	back := unstalled(t, 3, 10*time.Millisecond, func(int) ([]time.Time, error) {
-		if !poll(5*time.Second, func() bool { return len(f.imap.Sessions()) == 16 }) {
+		if !testkit.Poll(5*time.Second, func() bool { return len(f.imap.Sessions()) == 16 }) {
 			return nil, errors.New("timed out waiting for 16 sessions to log in")
 		}
 		dropped := time.Now()
 		f.imap.DropAll()
-		if !poll(5*time.Second, func() bool { return len(conns.since(dropped)) >= 16 }) {
+		if !testkit.Poll(5*time.Second, func() bool { return len(conns.since(dropped)) >= 16 }) {
 			return nil, errors.New("timed out waiting for 16 reconnections")
 		}
 		return conns.since(dropped)[:16], nil

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/reporter"
 )
@@ -44,7 +45,7 @@ func TestReporterCoversInterleavings(t *testing.T) {
 			}
 			r, stop := start(t, nc, run, nil)
 			waitCovered(t, js, run, seqs[4])
-			waitFor(t, "the reporter to catch up", func() bool { rep, ok := r.Report(run); return ok && len(rep.Steps) == 5 })
+			testkit.WaitFor(t, within, "the reporter to catch up", func() bool { rep, ok := r.Report(run); return ok && len(rep.Steps) == 5 })
 			if err := stop(); err != nil {
 				t.Fatalf("Run() = %v", err)
 			}
@@ -123,7 +124,7 @@ func waitCovered(t *testing.T, js jetstream.JetStream, run string, seq uint64) {
 	t.Helper()
 	var covers uint64
 	var steps int
-	waitFor(t, fmt.Sprintf("a run report of %s covering sequence %d", run, seq), func() bool {
+	testkit.WaitFor(t, within, fmt.Sprintf("a run report of %s covering sequence %d", run, seq), func() bool {
 		covers, steps = bestReport(t, js, run)
 		return covers >= seq
 	})

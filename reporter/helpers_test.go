@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/internal/testkit/natstest"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/reporter"
@@ -116,7 +117,7 @@ func waitPublishedMsg(t *testing.T, js jetstream.JetStream, run string, ok func(
 	t.Helper()
 	var rep messages.RunReport
 	var raw *jetstream.RawStreamMsg
-	waitFor(t, "a run report of "+run, func() bool {
+	testkit.WaitFor(t, within, "a run report of "+run, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		st, err := js.Stream(ctx, messages.ResultsStream)
@@ -147,16 +148,4 @@ func subjectMsgs(t *testing.T, js jetstream.JetStream, run string) uint64 {
 		t.Fatal(err)
 	}
 	return info.State.Subjects[messages.ResultsSubject(run)]
-}
-
-// waitFor polls cond every few milliseconds until it holds or within passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

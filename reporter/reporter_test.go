@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/reporter"
 )
@@ -81,7 +82,7 @@ func TestReporterPublishesKnee(t *testing.T) {
 	if rep.Knee == nil || rep.Knee.Step != 4 || rep.LastHeld == nil || rep.LastHeld.Step != 2 || fmt.Sprint(rep.Invalid) != "[3]" {
 		t.Errorf("published report: knee %+v, last held %+v, invalid %v, want step 4, step 2, [3]", rep.Knee, rep.LastHeld, rep.Invalid)
 	}
-	waitFor(t, "the bad messages to be counted", func() bool { return r.Stats().Invalid == 2 })
+	testkit.WaitFor(t, within, "the bad messages to be counted", func() bool { return r.Stats().Invalid == 2 })
 	if err := stop(); err != nil {
 		t.Fatalf("Run() = %v, want nil after cancel", err)
 	}
@@ -113,7 +114,7 @@ func TestReporterEveryRun(t *testing.T) {
 		}
 	}
 	for _, run := range []string{"a", "b"} {
-		waitFor(t, "the report of run "+run, func() bool {
+		testkit.WaitFor(t, within, "the report of run "+run, func() bool {
 			rep, ok := r.Report(run)
 			return ok && len(rep.Steps) == 2
 		})
@@ -141,7 +142,7 @@ func TestReporterRestart(t *testing.T) {
 	}
 	before := subjectMsgs(t, js, "r1")
 	r2, stop2 := start(t, nc, "r1", nil)
-	waitFor(t, "the second reporter's report", func() bool { _, ok := r2.Report("r1"); return ok })
+	testkit.WaitFor(t, within, "the second reporter's report", func() bool { _, ok := r2.Report("r1"); return ok })
 	if after := subjectMsgs(t, js, "r1"); after != before || r2.Stats().Published != 0 {
 		t.Errorf("after a restart: %d messages on %s, %d published, want %d and 0", after, messages.ResultsSubject("r1"), r2.Stats().Published, before)
 	}

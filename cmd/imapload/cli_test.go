@@ -64,7 +64,7 @@ func startCLI(t *testing.T, name string, args ...string) *bgCLI {
 func (c *bgCLI) waitMatch(t *testing.T, re *regexp.Regexp, within time.Duration) string {
 	t.Helper()
 	var m []string
-	waitFor(t, within, c.name+" to print "+re.String(), func() bool {
+	testkit.WaitFor(t, within, c.name+" to print "+re.String(), func() bool {
 		select {
 		case <-c.done:
 			t.Fatalf("%s returned (%v) before printing %s\nstderr:\n%s", c.name, c.err, re, c.stderr.String())

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/verdict"
 	"go.uber.org/goleak"
@@ -119,7 +120,7 @@ func demoBinary(t *testing.T, findings bool) {
 // tmp, so that the check that it is gone at the end means something.
 func awaitStore(t *testing.T, tmp string, done <-chan struct{}) {
 	t.Helper()
-	waitFor(t, time.Minute, "the demo's NATS store in "+tmp, func() bool {
+	testkit.WaitFor(t, time.Minute, "the demo's NATS store in "+tmp, func() bool {
 		m, _ := filepath.Glob(filepath.Join(tmp, "imapload-demo-nats-*"))
 		select {
 		case <-done:

@@ -5,6 +5,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/imapload/imapload/internal/testkit"
 )
 
 // TestFaultAggregatorKilled SIGKILLs the aggregator process three times:
@@ -32,7 +34,7 @@ func TestFaultAggregatorKilled(t *testing.T) {
 	if err := f.aggP.cmd.Process.Signal(syscall.SIGSTOP); err != nil { // it cannot publish step 2 before it dies
 		t.Fatalf("SIGSTOP %s: %v", f.aggP.name, err)
 	}
-	waitFor(t, time.Minute, "every producer's final batch of step 2", func() bool {
+	testkit.WaitFor(t, time.Minute, "every producer's final batch of step 2", func() bool {
 		return slices.Equal(b.finals(2), f.ids)
 	})
 	kill(t, f.aggP)

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -127,7 +128,7 @@ func kill(t *testing.T, p *proc) {
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil && !p.exited() {
 		t.Fatalf("SIGKILL %s: %v", p.name, err)
 	}
-	waitFor(t, 10*time.Second, p.name+" to exit after SIGKILL", p.exited)
+	testkit.WaitFor(t, 10*time.Second, p.name+" to exit after SIGKILL", p.exited)
 }
 
 // acceptedRe is what `imapload step` prints about the producers' answers.
@@ -214,7 +215,7 @@ func (f *faultFleet) checkWhole(t *testing.T, r messages.StepResult) {
 // further result can come.
 func (f *faultFleet) awaitSettled(t *testing.T, within time.Duration) {
 	t.Helper()
-	waitFor(t, within, "the aggregator to acknowledge every batch", func() bool {
+	testkit.WaitFor(t, within, "the aggregator to acknowledge every batch", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		c, err := f.js.Consumer(ctx, messages.SamplesStream, "imapload-aggregator")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -64,7 +65,7 @@ func TestFaultRefusalFlood(t *testing.T) {
 			t.Fatalf("PublishRequest: %v", err)
 		}
 	}
-	waitFor(t, time.Minute, fmt.Sprintf("%d refusals", flood), func() bool { return refused.Load()+other.Load() >= flood })
+	testkit.WaitFor(t, time.Minute, fmt.Sprintf("%d refusals", flood), func() bool { return refused.Load()+other.Load() >= flood })
 	elapsed := time.Since(start)
 	if refused.Load() != flood || other.Load() != 0 {
 		t.Errorf("%d refusals with an error and %d other replies to %d malformed commands, want %d refusals", refused.Load(), other.Load(), flood, flood)

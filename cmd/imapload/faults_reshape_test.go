@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -121,7 +122,7 @@ func (f *faultFleet) forge(t *testing.T, js jetstream.JetStream, batches ...*mes
 func (f *faultFleet) awaitFinals(t *testing.T, run string, step int) map[string]*messages.SampleBatch {
 	t.Helper()
 	var batches map[string]*messages.SampleBatch
-	waitFor(t, time.Minute, "every producer's final batch in the stream", func() bool {
+	testkit.WaitFor(t, time.Minute, "every producer's final batch in the stream", func() bool {
 		batches, _ = streamBatches(t, f.js, run, step)
 		finals := 0
 		for _, b := range batches {
@@ -144,7 +145,7 @@ func checkNoStep999(t *testing.T, js jetstream.JetStream, out, run, ghost string
 		}
 	}
 	var rep messages.RunReport
-	waitFor(t, 30*time.Second, "the reporter's report.json of "+run, func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the reporter's report.json of "+run, func() bool {
 		var err error
 		rep, err = tryReadReport(filepath.Join(out, run, "report.json"))
 		return err == nil && len(rep.Steps) > 0

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/imapload/imapload/internal/sysmon"
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -56,7 +57,7 @@ func TestMultiProcess(t *testing.T) {
 	}
 	checkPhysics(t, report, mpCapacity)
 	checkMPKnee(t, report)
-	waitFor(t, 20*time.Second, "report.json to match the last run report", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "report.json to match the last run report", func() bool {
 		r, err := tryReadReport(filepath.Join(dir, "report.json"))
 		return err == nil && len(r.Steps) == len(report.Steps) && (r.Knee == nil) == (report.Knee == nil) &&
 			(r.Knee == nil || r.Knee.Step == report.Knee.Step)
@@ -115,7 +116,7 @@ func rampBySteps(t *testing.T, env []string, run string, b *seenBatches, res *se
 func shutDown(t *testing.T, env []string, run string, step int, b *seenBatches, roles, servers []*proc) {
 	t.Helper()
 	runProc(t, env, "step", "--run", run, "--step", fmt.Sprint(step), "--rate", "100", "--duration", "30s", "--wait", "1s")
-	waitFor(t, 20*time.Second, "a second batch of the long step from every producer", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "a second batch of the long step from every producer", func() bool {
 		return slices.Equal(b.senders(step, 2), mpProducers)
 	})
 	stopAll(t, roles, 10*time.Second)

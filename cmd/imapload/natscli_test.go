@@ -172,7 +172,7 @@ func startCLISub(t *testing.T, tool, url string, ns *embedded.NATS) *cliSub {
 			t.Logf("nats sub stderr:\n%s", errOut.String())
 		}
 	})
-	waitFor(t, 15*time.Second, "nats sub to subscribe", func() bool { return hasSub(ns.Server(), messages.ResultsSubjects) })
+	testkit.WaitFor(t, 15*time.Second, "nats sub to subscribe", func() bool { return hasSub(ns.Server(), messages.ResultsSubjects) })
 	return s
 }
 

@@ -71,7 +71,7 @@ func (p *proc) exited() bool {
 func (p *proc) waitMatch(t *testing.T, re *regexp.Regexp, within time.Duration) string {
 	t.Helper()
 	var m []string
-	waitFor(t, within, p.name+" to print "+re.String(), func() bool {
+	testkit.WaitFor(t, within, p.name+" to print "+re.String(), func() bool {
 		if p.exited() {
 			t.Fatalf("%s exited (%v) before printing %s\nstderr:\n%s", p.name, p.waitErr, re, p.stderr.String())
 		}
@@ -126,19 +126,6 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// waitFor polls cond every 20 ms until it holds, failing the test after
-// within. Tests poll with a deadline; they never sleep to wait.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // code is the exit code of a process that has exited (-1 if it was killed).

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/nats-io/nats.go"
 )
 
@@ -53,7 +54,7 @@ func TestRolesWholeStep(t *testing.T) {
 	if rep := results.report(t, 1, 30*time.Second); rep.Run != run {
 		t.Errorf("run report of run %q, want %q", rep.Run, run)
 	}
-	waitFor(t, 60*time.Second, "imapload step --result to exit", step.exited)
+	testkit.WaitFor(t, 60*time.Second, "imapload step --result to exit", step.exited)
 	if code := step.code(); code != 0 && code != 4 { // 4: inconclusive, a loaded machine; never refused
 		t.Errorf("imapload step --result exited %d, want 0 (or 4 on a loaded machine)\nstdout:\n%s\nstderr:\n%s", code, step.stdout.String(), step.stderr.String())
 	}
@@ -86,7 +87,7 @@ func TestRolesNATSConfigBadFlags(t *testing.T) {
 		{"nats", "--config", filepath.Join(dir, "nats.conf"), "--sync", "sometimes"},
 	} {
 		p := startProc(t, "nats", nil, args...)
-		waitFor(t, 30*time.Second, "imapload nats to refuse its flags", p.exited)
+		testkit.WaitFor(t, 30*time.Second, "imapload nats to refuse its flags", p.exited)
 		if p.code() != 2 {
 			t.Errorf("imapload %s exited %d, want 2 (usage)", strings.Join(args, " "), p.code())
 		}

@@ -199,7 +199,7 @@ func checkStored(t *testing.T, ctx context.Context, js jetstream.JetStream, want
 	for key, n := range want {
 		stream, subject, _ := strings.Cut(key, " ")
 		var got uint64
-		waitFor(t, 10*time.Second, stream+" to settle", func() bool {
+		testkit.WaitFor(t, 10*time.Second, stream+" to settle", func() bool {
 			st, err := js.Stream(ctx, stream)
 			if err != nil {
 				t.Fatalf("Stream(%s): %v", stream, err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -57,7 +58,7 @@ func TestSecretsNeverShown(t *testing.T) {
 		t.Errorf("step result errors = %+v, want failed logins (wrong passwords, unknown user)", r.Errors)
 	}
 	f.results.report(t, 1, 30*time.Second)
-	waitFor(t, 20*time.Second, "the report files", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the report files", func() bool {
 		_, err := tryReadReport(filepath.Join(f.dir, "report.json"))
 		return err == nil
 	})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -81,7 +82,7 @@ func startVerdictFleet(t *testing.T, o vFleetOptions) *vFleet {
 // waitStderr polls p's stderr until it holds want.
 func waitStderr(t *testing.T, p *proc, want string, within time.Duration) {
 	t.Helper()
-	waitFor(t, within, p.name+" to log "+want, func() bool {
+	testkit.WaitFor(t, within, p.name+" to log "+want, func() bool {
 		if p.exited() {
 			t.Fatalf("%s exited (%v) before logging %q\nstderr:\n%s", p.name, p.waitErr, want, p.stderr.String())
 		}
@@ -116,7 +117,7 @@ const settleWait = 30 * time.Second
 // hangs, which the failure says.
 func (r *vRamp) settle(t *testing.T, res *seenResults, within time.Duration) vOutcome {
 	t.Helper()
-	waitFor(t, within, r.p.name+"'s steps to have results", func() bool {
+	testkit.WaitFor(t, within, r.p.name+"'s steps to have results", func() bool {
 		if r.p.exited() {
 			return true
 		}
@@ -381,7 +382,7 @@ func watchWindow(t *testing.T, nc *nats.Conn, run string) *windowWatch {
 // been running that long.
 func (w *windowWatch) awaitWindow(t *testing.T, step int, into, within time.Duration, ids ...string) {
 	t.Helper()
-	waitFor(t, within, fmt.Sprintf("batches of step %d %v into its window from %v", step, into, ids), func() bool {
+	testkit.WaitFor(t, within, fmt.Sprintf("batches of step %d %v into its window from %v", step, into, ids), func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		for _, id := range ids {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -116,7 +117,7 @@ func watchResults(t *testing.T, nc *nats.Conn, run string) *seenResults {
 func (s *seenResults) step(t *testing.T, n int, within time.Duration) messages.StepResult {
 	t.Helper()
 	var r messages.StepResult
-	waitFor(t, within, "the result of step "+strconv.Itoa(n), func() bool {
+	testkit.WaitFor(t, within, "the result of step "+strconv.Itoa(n), func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		var ok bool
@@ -130,7 +131,7 @@ func (s *seenResults) step(t *testing.T, n int, within time.Duration) messages.S
 func (s *seenResults) report(t *testing.T, n int, within time.Duration) messages.RunReport {
 	t.Helper()
 	var r messages.RunReport
-	waitFor(t, within, "a run report of "+strconv.Itoa(n)+" steps", func() bool {
+	testkit.WaitFor(t, within, "a run report of "+strconv.Itoa(n)+" steps", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for _, rep := range s.reports {
@@ -163,7 +164,7 @@ func awaitProducers(t *testing.T, nc *nats.Conn, ids ...string) {
 	if err != nil {
 		t.Fatalf("jetstream.New: %v", err)
 	}
-	waitFor(t, 30*time.Second, "producers "+strings.Join(ids, ", ")+" to register", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "producers "+strings.Join(ids, ", ")+" to register", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		kv, err := js.KeyValue(ctx, messages.ProducersBucket)
