@@ -70,9 +70,11 @@ func TestFaultReportUmask(t *testing.T) {
 	if _, err := js.Publish(t.Context(), messages.ResultsSubject("t1"), data); err != nil {
 		t.Fatal(err)
 	}
-	report := filepath.Join(out, "t1", "report.json")
-	testkit.WaitFor(t, 30*time.Second, report, func() bool { _, err := os.Stat(report); return err == nil })
-	for path, want := range map[string]os.FileMode{out: 0o700, filepath.Dir(report): 0o700, report: 0o600, filepath.Join(out, "t1", "report.html"): 0o600} {
+	report, page := filepath.Join(out, "t1", "report.json"), filepath.Join(out, "t1", "report.html")
+	for _, f := range []string{report, page} { // each written whole (renamed into place), one after the other
+		testkit.WaitFor(t, 30*time.Second, f, func() bool { _, err := os.Stat(f); return err == nil })
+	}
+	for path, want := range map[string]os.FileMode{out: 0o700, filepath.Dir(report): 0o700, report: 0o600, page: 0o600} {
 		st, err := os.Stat(path)
 		if err != nil {
 			t.Errorf("%s: %v", path, err)
