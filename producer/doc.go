@@ -18,8 +18,10 @@
 //     with the message id [messages.BatchMsgID], so a retried publish is
 //     stored once. A batch whose ack did not come is kept and published
 //     again with the same id (nothing is sent while the connection is down);
-//     only the batches still unacknowledged when the step's retry budget ends
-//     count as lost (Health.Lost of the final batch).
+//     only the batches still unacknowledged when the retry budget of an
+//     outage ends (Options.PublishRetry, 2 min by default; at most 5 s more
+//     while the producer shuts down) count as lost (Health.Lost of the final
+//     batch).
 //   - Registers in the KV bucket [messages.ProducersBucket] under its id
 //     ([messages.ProducerInfo], JSON), re-put every Options.Heartbeat; the
 //     bucket's TTL expires the entries of producers that died. Run deletes
