@@ -7,95 +7,9 @@ import (
 	"math"
 	"sync"
 
+	"github.com/imapload/imapload/messages/internal/wire"
 	"github.com/vmihailenco/msgpack/v5"
 )
-
-// PhaseList is a batch's phases with a bounded decoder.
-type PhaseList []PhaseStats
-
-// ErrorList is a phase's error kinds with a bounded decoder.
-type ErrorList []ErrorCount
-
-// decodeLen reads an array header and refuses more than max elements, so that a
-// short hostile message cannot make msgpack pre-allocate gigabytes.
-func decodeLen(d *msgpack.Decoder, what string, max int) (int, error) {
-	n, err := d.DecodeArrayLen()
-	if err != nil {
-		return 0, err
-	}
-	if n > max {
-		return 0, fmt.Errorf("%s: %d elements, at most %d", what, n, max)
-	}
-	return n, nil
-}
-
-// DecodeMsgpack decodes at most NumPhases phase entries, each as msgpack's
-// reflection would but faster (see decodeStruct).
-func (l *PhaseList) DecodeMsgpack(d *msgpack.Decoder) error {
-	n, err := decodeLen(d, "phases", NumPhases)
-	if err != nil || n < 0 {
-		*l = nil
-		return err
-	}
-	s := make(PhaseList, n)
-	for i := range s {
-		if err := decodeStruct(d, &s[i], phaseFields); err != nil {
-			return err
-		}
-	}
-	*l = s
-	return nil
-}
-
-// DecodeMsgpack decodes at most MaxErrorKinds error kinds.
-func (l *ErrorList) DecodeMsgpack(d *msgpack.Decoder) error {
-	n, err := decodeLen(d, "errors", MaxErrorKinds)
-	if err != nil || n < 0 {
-		*l = nil
-		return err
-	}
-	s := make(ErrorList, n)
-	for i := range s {
-		if err := d.Decode(&s[i]); err != nil {
-			return err
-		}
-	}
-	*l = s
-	return nil
-}
-
-// SketchBytes is an encoded sketch with a bounded decoder: msgpack v5.4.1
-// allocates a []byte of whatever length the header claims.
-type SketchBytes []byte
-
-// DecodeMsgpack reads at most MaxSketchBytes bytes.
-func (b *SketchBytes) DecodeMsgpack(d *msgpack.Decoder) error {
-	n, err := d.DecodeBytesLen()
-	if err != nil || n < 0 {
-		*b = nil
-		return err
-	}
-	if n > MaxSketchBytes {
-		return fmt.Errorf("sketch: %d bytes, at most %d", n, MaxSketchBytes)
-	}
-	s := make(SketchBytes, n)
-	if err := d.ReadFull(s); err != nil {
-		return err
-	}
-	*b = s
-	return nil
-}
-
-func decodeBoundedString(d *msgpack.Decoder, max int) (string, error) {
-	s, err := d.DecodeString()
-	if err != nil {
-		return "", err
-	}
-	if len(s) > max {
-		return "", fmt.Errorf("string of %d bytes, at most %d", len(s), max)
-	}
-	return s, nil
-}
 
 var encPool = sync.Pool{New: func() any {
 	var buf bytes.Buffer
@@ -134,7 +48,7 @@ func DecodeBatch(data []byte) (b *SampleBatch, err error) {
 	if len(data) > MaxBatchBytes {
 		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidBatch, len(data), MaxBatchBytes)
 	}
-	if rest, err := checkWire(data, 0); err != nil {
+	if rest, err := wire.Check(data); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidBatch, err)
 	} else if len(rest) != 0 {
 		return nil, fmt.Errorf("%w: %d bytes of trailing data", ErrInvalidBatch, len(rest))
@@ -144,7 +58,7 @@ func DecodeBatch(data []byte) (b *SampleBatch, err error) {
 			b, err = nil, fmt.Errorf("%w: decoder panic: %v", ErrInvalidBatch, r)
 		}
 	}()
-	r := &wireReader{b: data}
+	r := wire.NewReader(data) // the decoders read names and latencies in place
 	d := msgpack.NewDecoder(r)
 	b = new(SampleBatch)
 	if err := d.Decode(b); err != nil {

@@ -606,26 +606,24 @@ func TestDecodeBatchTruncated(t *testing.T) {
 // Allocation bounds. The acceptance criterion is that hostile batches are
 // refused without large allocation (< 1 MiB per decode); the decoder does
 // far better, and the test holds it to that so that a regression shows.
+// Bounded work shows as bounded allocation; time is for the benchmarks.
 const (
 	maxHostileBytes  = 64 << 10
 	maxHostileAllocs = 40
-	maxHostileTime   = 100 * time.Millisecond
 )
 
-// cost runs f n times and returns its allocations, bytes allocated and time,
-// each per run.
-func cost(n int, f func()) (allocs float64, bytes uint64, elapsed time.Duration) {
+// cost runs f n times and returns its allocations and bytes allocated, each
+// per run.
+func cost(n int, f func()) (allocs float64, bytes uint64) {
 	allocs = testing.AllocsPerRun(n, f)
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
-	start := time.Now()
 	for range n {
 		f()
 	}
-	elapsed = time.Since(start) / time.Duration(n)
 	runtime.ReadMemStats(&m1)
-	return allocs, (m1.TotalAlloc - m0.TotalAlloc) / uint64(n), elapsed
+	return allocs, (m1.TotalAlloc - m0.TotalAlloc) / uint64(n)
 }
 
 func TestDecodeBatchHostileAllocation(t *testing.T) {
@@ -645,17 +643,14 @@ func TestDecodeBatchHostileAllocation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var err error
-			allocs, bytes, elapsed := cost(20, func() { _, err = messages.DecodeBatch(tt.data) })
+			allocs, bytes := cost(20, func() { _, err = messages.DecodeBatch(tt.data) })
 			if !errors.Is(err, messages.ErrInvalidBatch) {
 				t.Fatalf("DecodeBatch(%d hostile bytes) error = %v, want ErrInvalidBatch", len(tt.data), err)
 			}
-			t.Logf("DecodeBatch(%d bytes): %.0f allocs, %d B allocated, %v: %v", len(tt.data), allocs, bytes, elapsed, err)
+			t.Logf("DecodeBatch(%d bytes): %.0f allocs, %d B allocated: %v", len(tt.data), allocs, bytes, err)
 			if bytes > maxHostileBytes || allocs > maxHostileAllocs {
 				t.Errorf("DecodeBatch(%d hostile bytes) allocated %d B in %.0f allocs, want ≤ %d B and ≤ %d allocs",
 					len(tt.data), bytes, allocs, maxHostileBytes, maxHostileAllocs)
-			}
-			if elapsed > maxHostileTime {
-				t.Errorf("DecodeBatch(%d hostile bytes) took %v, want ≤ %v", len(tt.data), elapsed, maxHostileTime)
 			}
 		})
 	}
@@ -678,17 +673,17 @@ func TestUnmarshalHostileAllocation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var err error
-			allocs, bytes, elapsed := cost(20, func() {
+			allocs, bytes := cost(20, func() {
 				var b messages.SampleBatch
 				err = msgpack.Unmarshal(tt.data, &b)
 			})
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("msgpack.Unmarshal(%d hostile bytes) error = %v, want one mentioning %q", len(tt.data), err, tt.wantErr)
 			}
-			t.Logf("msgpack.Unmarshal(%d bytes): %.0f allocs, %d B allocated, %v", len(tt.data), allocs, bytes, elapsed)
-			if bytes > maxHostileBytes || elapsed > maxHostileTime {
-				t.Errorf("msgpack.Unmarshal(%d hostile bytes) allocated %d B in %v, want ≤ %d B in ≤ %v",
-					len(tt.data), bytes, elapsed, maxHostileBytes, maxHostileTime)
+			t.Logf("msgpack.Unmarshal(%d bytes): %.0f allocs, %d B allocated", len(tt.data), allocs, bytes)
+			if bytes > maxHostileBytes || allocs > maxHostileAllocs {
+				t.Errorf("msgpack.Unmarshal(%d hostile bytes) allocated %d B in %.0f allocs, want ≤ %d B and ≤ %d allocs",
+					len(tt.data), bytes, allocs, maxHostileBytes, maxHostileAllocs)
 			}
 		})
 	}
@@ -699,11 +694,11 @@ func TestDecodeBatchCost(t *testing.T) {
 	if err != nil {
 		t.Fatalf("EncodeBatch() error = %v", err)
 	}
-	allocs, bytes, elapsed := cost(20, func() { _, err = messages.DecodeBatch(data) })
+	allocs, bytes := cost(20, func() { _, err = messages.DecodeBatch(data) })
 	if err != nil {
 		t.Fatalf("DecodeBatch() error = %v", err)
 	}
-	t.Logf("DecodeBatch(%d bytes): %.0f allocs, %d B allocated (%.1f× input), %v", len(data), allocs, bytes, float64(bytes)/float64(len(data)), elapsed)
+	t.Logf("DecodeBatch(%d bytes): %.0f allocs, %d B allocated (%.1f× input)", len(data), allocs, bytes, float64(bytes)/float64(len(data)))
 	if bytes > 8*uint64(len(data))+maxHostileBytes {
 		t.Errorf("DecodeBatch(%d bytes) allocated %d B, want about the decoded size", len(data), bytes)
 	}

@@ -3,7 +3,6 @@ package messages_test
 import (
 	"encoding/json"
 	"errors"
-	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -89,57 +88,6 @@ func FuzzParseStepCommand(f *testing.F) {
 		back, err := messages.ParseStepCommand(out)
 		if err != nil || !reflect.DeepEqual(back, c) {
 			t.Fatalf("ParseStepCommand(json.Marshal(c)) = %+v, %v; want %+v", back, err, c)
-		}
-	})
-}
-
-func FuzzDecodeSketch(f *testing.F) {
-	for _, seed := range [][]byte{
-		messages.EncodeSketch(nil, sketchOfValues(f, 0, 1, 10, 100, 1000, 1e6)),
-		messages.EncodeSketch(nil, sketchOfValues(f, -5, 3)),
-		rawStore(3, bin{100, 1}, bin{1, 3}, bin{7, 1}),
-		fractionalRepeat(),
-		rawZeroCount(7),
-		hostileBinCount(),
-		hostileJumps(),
-		rawStore(4, bin{1, 1}, bin{0, -1}, bin{1, 1}, bin{0, -1}),
-	} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := messages.DecodeSketch(data)
-		if err != nil {
-			if s != nil || !errors.Is(err, messages.ErrInvalidSketch) {
-				t.Fatalf("DecodeSketch() = %v, %v; want nil, ErrInvalidSketch", s, err)
-			}
-			if strings.Contains(err.Error(), "decoder panic") {
-				t.Fatalf("DecodeSketch() recovered a panic: %v", err)
-			}
-			return
-		}
-		n := s.GetCount()
-		if !(n >= 0) || math.IsInf(n, 0) {
-			t.Fatalf("DecodeSketch() count = %v, want finite ≥ 0", n)
-		}
-		back, err := messages.DecodeSketch(messages.EncodeSketch(nil, s))
-		if err != nil {
-			t.Fatalf("DecodeSketch(EncodeSketch(DecodeSketch())) error = %v", err)
-		}
-		if back.GetCount() != n {
-			t.Fatalf("re-encoded sketch count = %v, want %v", back.GetCount(), n)
-		}
-		if n == 0 {
-			return
-		}
-		for _, q := range []float64{0, 0.5, 0.99, 1} {
-			want, err1 := s.GetValueAtQuantile(q)
-			got, err2 := back.GetValueAtQuantile(q)
-			if got != want || err1 != nil || err2 != nil {
-				t.Fatalf("re-encoded q%v = %v, %v; want %v, %v", q, got, err2, want, err1)
-			}
-			if got < 0 || got > 1.01e12 {
-				t.Fatalf("q%v = %v µs, out of the latency range", q, got)
-			}
 		}
 	})
 }

@@ -3,6 +3,7 @@ package messages
 import (
 	"fmt"
 
+	"github.com/imapload/imapload/messages/internal/wire"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -82,11 +83,21 @@ func (p *Phase) UnmarshalText(b []byte) error {
 // EncodeMsgpack writes the phase as its name.
 func (p Phase) EncodeMsgpack(e *msgpack.Encoder) error { return e.EncodeString(p.String()) }
 
-// DecodeMsgpack reads a phase name and rejects unknown ones.
+// DecodeMsgpack reads a phase name and rejects unknown ones. Within
+// DecodeBatch it allocates nothing: the name is compared in place.
 func (p *Phase) DecodeMsgpack(d *msgpack.Decoder) error {
-	s, err := decodeBoundedString(d, 16)
+	name, err := wire.Text(d, maxPhaseName)
 	if err != nil {
 		return err
 	}
-	return p.UnmarshalText([]byte(s))
+	for i, pn := range phaseNames {
+		if string(name) == pn {
+			*p = Phase(i)
+			return nil
+		}
+	}
+	return p.UnmarshalText(name) // for its error
 }
+
+// maxPhaseName bounds a phase name on the wire.
+const maxPhaseName = 16

@@ -6,6 +6,7 @@ import (
 	"github.com/DataDog/sketches-go/ddsketch"
 	"github.com/DataDog/sketches-go/ddsketch/mapping"
 	"github.com/DataDog/sketches-go/ddsketch/store"
+	"github.com/imapload/imapload/messages/internal/wire"
 )
 
 // SketchAccuracy is the relative accuracy of every latency sketch: a quantile
@@ -70,6 +71,9 @@ var binsPool = sync.Pool{New: func() any { return new(SketchBins) }}
 // maxSketchMicros. That is about 3450 bins, fewer than maxSketchBins, so a
 // store of NewSketch never collapses them.
 var minSketchIndex, maxSketchIndex = sketchMapping.Index(1e-3), sketchMapping.Index(maxSketchMicros)
+
+// sketchLimits are what SketchBins.Decode accepts.
+var sketchLimits = wire.Limits{Mapping: sketchMapping, MinIndex: minSketchIndex, MaxIndex: maxSketchIndex, MaxBins: maxSketchBins}
 
 // maxSketchMicros bounds a sketch's values: 11.6 days, longer than any step
 // and its warm-up (the recorder does not clamp sketch values as it does

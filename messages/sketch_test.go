@@ -298,14 +298,14 @@ func TestDecodeSketchHostileAllocation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var err error
-			allocs, bytes, elapsed := cost(10, func() { _, err = messages.DecodeSketch(tt.data) })
+			allocs, bytes := cost(10, func() { _, err = messages.DecodeSketch(tt.data) })
 			if !errors.Is(err, messages.ErrInvalidSketch) {
 				t.Fatalf("DecodeSketch(%d hostile bytes) error = %v, want ErrInvalidSketch", len(tt.data), err)
 			}
-			t.Logf("DecodeSketch(%d bytes): %.0f allocs, %d B allocated, %v: %v", len(tt.data), allocs, bytes, elapsed, err)
-			if bytes > maxHostileSketchBytes || elapsed > maxHostileTime {
-				t.Errorf("DecodeSketch(%d hostile bytes) allocated %d B in %v, want ≤ %d B in ≤ %v",
-					len(tt.data), bytes, elapsed, maxHostileSketchBytes, maxHostileTime)
+			t.Logf("DecodeSketch(%d bytes): %.0f allocs, %d B allocated: %v", len(tt.data), allocs, bytes, err)
+			if bytes > maxHostileSketchBytes {
+				t.Errorf("DecodeSketch(%d hostile bytes) allocated %d B, want ≤ %d B",
+					len(tt.data), bytes, maxHostileSketchBytes)
 			}
 		})
 	}
@@ -414,14 +414,14 @@ func TestMergeSketchHostileAllocation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dst := sketchOfValues(t, 1, 1000, 1e6)
 			var err error
-			allocs, bytes, elapsed := cost(10, func() { err = messages.MergeSketch(dst, tt.data) })
+			allocs, bytes := cost(10, func() { err = messages.MergeSketch(dst, tt.data) })
 			if !errors.Is(err, messages.ErrInvalidSketch) {
 				t.Fatalf("MergeSketch(%d hostile bytes) error = %v, want ErrInvalidSketch", len(tt.data), err)
 			}
-			t.Logf("MergeSketch(%d bytes): %.0f allocs, %d B allocated, %v: %v", len(tt.data), allocs, bytes, elapsed, err)
-			if bytes > maxHostileSketchBytes || elapsed > maxHostileTime {
-				t.Errorf("MergeSketch(%d hostile bytes) allocated %d B in %v, want ≤ %d B in ≤ %v",
-					len(tt.data), bytes, elapsed, maxHostileSketchBytes, maxHostileTime)
+			t.Logf("MergeSketch(%d bytes): %.0f allocs, %d B allocated: %v", len(tt.data), allocs, bytes, err)
+			if bytes > maxHostileSketchBytes {
+				t.Errorf("MergeSketch(%d hostile bytes) allocated %d B, want ≤ %d B",
+					len(tt.data), bytes, maxHostileSketchBytes)
 			}
 			if dst.GetCount() != 3 {
 				t.Errorf("after a refused MergeSketch() the sketch holds %v values, want 3", dst.GetCount())

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/DataDog/sketches-go/ddsketch"
+	"github.com/imapload/imapload/messages/internal/wire"
 )
 
 // SketchBins is an untrusted encoded sketch, decoded and validated into a
@@ -12,14 +13,11 @@ import (
 // the pool's) without decoding it twice or allocating. The zero value is
 // empty and ready to use. A SketchBins holds at most 4096 bins (48 KiB).
 type SketchBins struct {
-	zero  float64   // values of 0
-	index []int32   // positive bins, ascending, within [minSketchIndex, maxSketchIndex]
-	count []float64 // their counts, whole numbers > 0
-	pos   float64   // Σ count, at most 2⁵²: exact in any order
+	b wire.Bins // positive bins ascending, within [minSketchIndex, maxSketchIndex]
 }
 
 // Count is the number of values in the decoded sketch.
-func (s *SketchBins) Count() float64 { return s.zero + s.pos } // as DDSketch.GetCount sums it
+func (s *SketchBins) Count() float64 { return s.b.Zero + s.b.Pos } // as DDSketch.GetCount sums it
 
 // Decode replaces s's content with the untrusted sketch b. It refuses, with
 // an error wrapping ErrInvalidSketch and leaving s empty: more than
@@ -27,35 +25,15 @@ func (s *SketchBins) Count() float64 { return s.zero + s.pos } // as DDSketch.Ge
 // a count that is not a whole number from 0 to 2⁵² (or counts adding up to
 // more), a negative latency, a value outside 1 ns..10¹² µs, and more than
 // 4096 bins in a store.
-func (s *SketchBins) Decode(b []byte) (err error) {
-	s.reset()
+func (s *SketchBins) Decode(b []byte) error {
 	if len(b) > MaxSketchBytes {
+		s.b.Reset()
 		return fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidSketch, len(b), MaxSketchBytes)
 	}
-	defer func() { // mapping.Decode is not ours
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: decoder panic: %v", ErrInvalidSketch, r)
-		}
-		if err != nil {
-			s.reset()
-		}
-	}()
-	var d sketchDecoder
-	for len(b) > 0 {
-		if err := d.next(s, &b); err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalidSketch, err)
-		}
+	if err := wire.DecodeSketch(b, &s.b, &sketchLimits); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidSketch, err)
 	}
-	if s.Count() > maxSketchCount {
-		return fmt.Errorf("%w: total count %v, more than 2^52", ErrInvalidSketch, s.Count())
-	}
-	s.normalize()
 	return nil
-}
-
-func (s *SketchBins) reset() {
-	s.zero, s.pos = 0, 0
-	s.index, s.count = s.index[:0], s.count[:0]
 }
 
 // Quantile is the q-quantile (0 ≤ q ≤ 1) of the decoded sketch, µs, read as
@@ -68,31 +46,31 @@ func (s *SketchBins) Quantile(q float64) float64 {
 		return 0
 	}
 	rank := float64(q * (total - 1)) // as DDSketch rounds it
-	if rank < s.zero || len(s.index) == 0 {
+	if rank < s.b.Zero || len(s.b.Index) == 0 {
 		return 0
 	}
-	rank -= s.zero
+	rank -= s.b.Zero
 	n := 0.0
-	for i, c := range s.count {
+	for i, c := range s.b.Count {
 		if n += c; n > rank {
-			return sketchMapping.Value(int(s.index[i]))
+			return sketchMapping.Value(int(s.b.Index[i]))
 		}
 	}
-	return sketchMapping.Value(int(s.index[len(s.index)-1]))
+	return sketchMapping.Value(int(s.b.Index[len(s.b.Index)-1]))
 }
 
 // Add adds o's values to s, as merging their sketches would: s then reads as
 // the union, and holds as many bins as the union's sketch, however many
 // sketches are added.
 func (s *SketchBins) Add(o *SketchBins) {
-	s.zero += o.zero
-	s.pos += o.pos
+	s.b.Zero += o.b.Zero
+	s.b.Pos += o.b.Pos
 	switch {
-	case len(o.index) == 0:
-	case len(s.index) == 0:
-		s.index, s.count = append(s.index[:0], o.index...), append(s.count[:0], o.count...)
+	case len(o.b.Index) == 0:
+	case len(s.b.Index) == 0:
+		s.b.Index, s.b.Count = append(s.b.Index[:0], o.b.Index...), append(s.b.Count[:0], o.b.Count...)
 	default:
-		s.index, s.count = mergeBins(s.index, s.count, o.index, o.count)
+		s.b.Index, s.b.Count = mergeBins(s.b.Index, s.b.Count, o.b.Index, o.b.Count)
 	}
 }
 
@@ -120,18 +98,18 @@ func (s *SketchBins) MergeInto(dst *ddsketch.DDSketch) error {
 	if dst.IndexMapping != sketchMapping && !dst.IndexMapping.Equals(sketchMapping) {
 		return fmt.Errorf("%w: merging into a sketch of another index mapping", ErrInvalidSketch)
 	}
-	if s.zero > 0 {
-		_ = dst.AddWithCount(0, s.zero) // a count > 0 at value 0 cannot fail
+	if s.b.Zero > 0 {
+		_ = dst.AddWithCount(0, s.b.Zero) // a count > 0 at value 0 cannot fail
 	}
-	if len(s.index) == 0 {
+	if len(s.b.Index) == 0 {
 		return nil
 	}
 	// The highest bin, then the lowest, then the rest: a dense store grows
 	// once to the sketch's range instead of once every 64 bins.
-	st, last := dst.GetPositiveValueStore(), len(s.index)-1
-	st.AddWithCount(int(s.index[last]), s.count[last])
-	for i, index := range s.index[:last] {
-		st.AddWithCount(int(index), s.count[i])
+	st, last := dst.GetPositiveValueStore(), len(s.b.Index)-1
+	st.AddWithCount(int(s.b.Index[last]), s.b.Count[last])
+	for i, index := range s.b.Index[:last] {
+		st.AddWithCount(int(index), s.b.Count[i])
 	}
 	return nil
 }
@@ -149,20 +127,20 @@ type SketchSum struct {
 
 // Add adds b's values.
 func (s *SketchSum) Add(b *SketchBins) {
-	s.zero += b.zero
-	s.pos += b.pos
-	if len(b.index) == 0 {
+	s.zero += b.b.Zero
+	s.pos += b.b.Pos
+	if len(b.b.Index) == 0 {
 		return
 	}
 	if s.counts == nil {
 		s.counts = make([]float64, maxSketchIndex-minSketchIndex+1)
 		s.lo, s.hi = len(s.counts), -1
 	}
-	for i, index := range b.index {
-		s.counts[int(index)-minSketchIndex] += b.count[i]
+	for i, index := range b.b.Index {
+		s.counts[int(index)-minSketchIndex] += b.b.Count[i]
 	}
-	s.lo = min(s.lo, int(b.index[0])-minSketchIndex)
-	s.hi = max(s.hi, int(b.index[len(b.index)-1])-minSketchIndex)
+	s.lo = min(s.lo, int(b.b.Index[0])-minSketchIndex)
+	s.hi = max(s.hi, int(b.b.Index[len(b.b.Index)-1])-minSketchIndex)
 }
 
 // Count is the number of values added.

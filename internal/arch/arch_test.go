@@ -15,25 +15,28 @@ const module = "github.com/imapload/imapload/"
 
 // rule says what a package may depend on, directly or not (its non-test code).
 type rule struct {
-	uses    []string // packages of ours, relative to the module
-	nats    bool     // the NATS client or server, github.com/nats-io/...
-	testing bool     // package testing: test helpers only, never the binary
+	uses      []string // packages of ours, relative to the module
+	nats      bool     // the NATS client or server, github.com/nats-io/...
+	testing   bool     // package testing: test helpers only, never the binary
+	importers []string // when set, the only packages that may import it directly
 }
 
 var (
-	wire    = []string{"messages"}
-	cores   = []string{"messages", "verdict", "recorder", "bus"}
-	control = []string{"messages", "verdict", "bus"}
+	wire    = []string{"messages", "messages/internal/wire"} // the contract and the codec under it
+	cores   = append([]string{"verdict", "recorder", "bus"}, wire...)
+	control = append([]string{"verdict", "bus"}, wire...)
 	roles   = []string{"producer", "aggregator", "reporter", "ramp", "progress"}
 )
 
 // rules is the layering of ARCHITECTURE.md's table, bottom up; every package
 // of the module needs a rule.
 var rules = map[string]rule{
-	// The wire contract and the leaves import nothing of ours.
-	"messages":        {},
-	"internal/sysmon": {},
-	"embedded":        {nats: true}, // the in-process servers: only cmd/ and natstest import them
+	// The wire contract and the leaves import nothing of ours but the
+	// contract's own codec, which only the contract imports.
+	"messages/internal/wire": {importers: []string{"messages"}},
+	"messages":               {uses: []string{"messages/internal/wire"}},
+	"internal/sysmon":        {},
+	"embedded":               {nats: true}, // the in-process servers: only cmd/ and natstest import them
 	// On top of messages: the pure cores and the NATS plumbing.
 	"recorder": {uses: wire},
 	"verdict":  {uses: wire},
@@ -58,7 +61,21 @@ var rules = map[string]rule{
 // its non-test code depends on, directly or not. It fails t if go list does.
 func listDeps(t *testing.T) map[string][]string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", module+"...")
+	return goList(t, "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}")
+}
+
+// listImports maps every package of the module (relative to it) to the
+// packages its non-test code imports directly.
+func listImports(t *testing.T) map[string][]string {
+	t.Helper()
+	return goList(t, "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}")
+}
+
+// goList maps the first field of each line go list -f format prints for
+// every package of the module to the rest. It fails t if go list does.
+func goList(t *testing.T, format string) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-f", format, module+"...")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -96,6 +113,14 @@ func TestDependencyRules(t *testing.T) {
 	for pkg := range rules {
 		if _, ok := pkgs[pkg]; !ok {
 			t.Errorf("rules name %s, which go list does not list: remove or rename the rule", pkg)
+		}
+	}
+	for pkg, imports := range listImports(t) {
+		for _, d := range imports {
+			r := rules[strings.TrimPrefix(d, module)]
+			if strings.HasPrefix(d, module) && r.importers != nil && !slices.Contains(r.importers, pkg) {
+				t.Errorf("%s imports %s, which only %s may import", pkg, d, strings.Join(r.importers, ", "))
+			}
 		}
 	}
 }
