@@ -248,12 +248,8 @@ func TestIMAPCloseUnblocksQueuedCommand(t *testing.T) {
 	defer c.Close()
 	cmd := c.Noop() // holds the only slot for a minute
 	testkit.WaitFor(t, waitLong, "the NOOP to arrive", func() bool { return s.Stats().Commands == 1 })
-	begin := time.Now()
-	if err := s.Close(); err != nil {
+	if err := s.Close(); err != nil { // that it does not wait is TestIMAPCloseDoesNotWaitForService's
 		t.Fatalf("Close() error = %v", err)
-	}
-	if took := time.Since(begin); took > waitLong {
-		t.Errorf("Close() took %v with a command in service, want well under a minute", took)
 	}
 	if err := cmd.Wait(); err == nil {
 		t.Error("Noop() succeeded after Close, want an error")
