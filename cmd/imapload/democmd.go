@@ -23,9 +23,8 @@ import (
 
 func demoCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:         "demo",
-		Annotations: map[string]string{annotSysmon: "awake"},
-		Short:       "Run the whole pipeline in one process against the embedded IMAP server",
+		Use:   "demo",
+		Short: "Run the whole pipeline in one process against the embedded IMAP server",
 		Long: `Starts an embedded NATS server with JetStream (temporary store), the embedded IMAP server
 (capacity 667 commands/s, a slow backend on 5% of the accounts, bcrypt logins with a
 short cache), three producers sharing one account pool, the aggregator, the reporter and

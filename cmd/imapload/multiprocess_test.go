@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/imapload/imapload/internal/sysmon"
 	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 )
@@ -49,7 +47,6 @@ func TestMultiProcess(t *testing.T) {
 	roles = append(roles, startProc(t, "aggregator", env, "aggregator"),
 		startProc(t, "reporter", env, "reporter", "--run", run, "--out", dir))
 	awaitProducers(t, nc, mpProducers...)
-	checkSysmon(t, roles[:len(mpProducers)], roles[len(mpProducers):])
 
 	report := rampBySteps(t, env, run, batches, results)
 	if n := batches.undecodable(); n > 0 {
@@ -153,36 +150,4 @@ func runProc(t *testing.T, env []string, args ...string) string {
 		t.Fatalf("imapload %s: %v\nstderr:\n%s", strings.Join(args, " "), p.waitErr, p.stderr.String())
 	}
 	return p.stdout.String()
-}
-
-// checkSysmon checks that the producer processes re-executed themselves with
-// the runtime's system monitor kept awake (internal/sysmon), and that the
-// other roles did not: read from each process's environment in /proc.
-func checkSysmon(t *testing.T, awake, others []*proc) {
-	t.Helper()
-	if !sysmon.Wanted(os.Getenv("GODEBUG")) {
-		t.Logf("GODEBUG sets schedtrace here (%q): sysmon re-exec not checked", os.Getenv("GODEBUG"))
-		return
-	}
-	for _, ps := range []struct {
-		procs []*proc
-		want  bool
-	}{{awake, true}, {others, false}} {
-		for _, p := range ps.procs {
-			env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.cmd.Process.Pid))
-			if err != nil {
-				t.Errorf("%s: %v", p.name, err)
-				continue
-			}
-			got := false
-			for _, kv := range strings.Split(string(env), "\x00") {
-				if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok && strings.Contains(v, sysmon.Setting) {
-					got = true
-				}
-			}
-			if got != ps.want {
-				t.Errorf("%s (pid %d): GODEBUG has %s = %v, want %v", p.name, p.cmd.Process.Pid, sysmon.Setting, got, ps.want)
-			}
-		}
-	}
 }

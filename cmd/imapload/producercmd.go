@@ -15,9 +15,8 @@ import (
 
 func producerCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:         "producer",
-		Annotations: map[string]string{annotSysmon: "awake"},
-		Short:       "Run a producer: offer IMAP load on step commands and publish what it measured",
+		Use:   "producer",
+		Short: "Run a producer: offer IMAP load on step commands and publish what it measured",
 		Long: `Registers in the imapload_producers bucket, listens for step commands on imapload.step and,
 for each, runs staggered open-loop IMAP sessions against --imap at its share of the rate,
 publishing sample batches to the IMAPLOAD_SAMPLES stream. Scale the fleet by starting more.`,

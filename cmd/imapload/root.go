@@ -10,8 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/imapload/imapload/internal/sysmon"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -28,21 +26,15 @@ func newRoot() *cobra.Command {
 			if err := configure(cmd.Flags()); err != nil {
 				return err
 			}
-			if err := checkFlags(cmd); err != nil {
-				return err
-			}
-			if reexec && cmd.Annotations[annotSysmon] != "" {
-				if err := sysmon.Reexec(); err != nil {
-					logger(cmd).Warn("running with the Go runtime's default sysmon", "err", err)
-				}
-			}
-			return startProfile(cmd)
+			return checkFlags(cmd)
 		},
-		PersistentPostRun: func(*cobra.Command, []string) { stopProfile() },
 	}
 	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().String("cpuprofile", "", "write a CPU profile of this process to the file")
 	root.AddCommand(commands()...)
+	for _, c := range root.Commands() {
+		c.RunE = profiled(c.RunE)
+	}
 	addPasswordFiles(root)
 	documentFlags(root)
 	markUsage(root)
@@ -103,34 +95,35 @@ func flagString(cmd *cobra.Command, name string) string {
 	return v
 }
 
-// annotSysmon marks the commands that run IMAP sessions: they re-execute
-// themselves with the runtime's system monitor kept awake (internal/sysmon),
-// unless GODEBUG sets schedtrace.
-const annotSysmon = "imapload-sysmon"
+// profiled wraps run: with --cpuprofile, the CPU profile covers run and is
+// written out when it returns, whether it failed or not.
+func profiled(run func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		stop, err := startProfile(flagString(cmd, "cpuprofile"))
+		if err != nil {
+			return err
+		}
+		defer stop()
+		return run(cmd, args)
+	}
+}
 
-// reexec allows that re-execution; only main sets it, so tests that run
-// commands in their own process never replace it.
-var reexec bool
-
-var profile *os.File
-
-// startProfile starts CPU profiling when --cpuprofile is given.
-func startProfile(cmd *cobra.Command) error {
-	path := flagString(cmd, "cpuprofile")
+// startProfile starts CPU profiling into path ("" is none) and returns the
+// function that stops it and closes the file.
+func startProfile(path string) (stop func(), err error) {
 	if path == "" {
-		return nil
+		return func() {}, nil
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	profile = f
-	return pprof.StartCPUProfile(f)
-}
-
-func stopProfile() {
-	if profile != nil {
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
 		pprof.StopCPUProfile()
-		profile.Close()
-	}
+		f.Close()
+	}, nil
 }
