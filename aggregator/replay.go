@@ -2,7 +2,6 @@ package aggregator
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -46,10 +45,9 @@ func (a *Aggregator) loadRun(ctx context.Context, run string) error {
 	}
 	if info.State.Subjects[subject] > 0 {
 		err = a.readAll(ctx, messages.ResultsStream, subject, func(m jetstream.Msg, _ *jetstream.MsgMetadata) {
-			var r messages.StepResult
-			if json.Unmarshal(m.Data(), &r) == nil && r.Kind == messages.KindStepResult {
+			if r, err := messages.DecodeResult(m.Data()); err == nil { // run reports are skipped
 				k := stepKey{run, r.Step}
-				a.closed[k] = a.closed[k].later(publishedOf(&r))
+				a.closed[k] = a.closed[k].later(publishedOf(r))
 			}
 		})
 		if err != nil {

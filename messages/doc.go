@@ -15,10 +15,14 @@
 //   - The producer registry ([ProducerInfo], JSON) in the KV bucket [ProducersBucket].
 //
 // Latencies travel as whole microseconds; results report milliseconds. Every
-// decoder of untrusted input here is bounded: msgpack v5.4.1 pre-allocates
-// whatever length a slice header claims, so every slice in a batch has a decoder
-// of its own that refuses lengths above the documented caps, and every number is
-// range-checked after decoding (see [DecodeBatch]).
+// decoder of untrusted input here is bounded and validates what it decoded:
+// [DecodeBatch], [DecodeSketch], [ParseStepCommand], [DecodeResult],
+// [DecodeRunReport], [DecodeStepReply]. msgpack v5.4.1 pre-allocates whatever
+// length a slice header claims, so every slice in a batch has a decoder of its
+// own that refuses lengths above the documented caps; the hand-written,
+// bounded msgpack and sketch decoding they call lives below this package, in
+// messages/internal/wire, which tells why.
 //
-// The package imports no other imapload package and no NATS client.
+// The package imports no other imapload package (but its own wire codec) and
+// no NATS client.
 package messages

@@ -14,4 +14,10 @@ var (
 	ErrInvalidName = errors.New("messages: invalid name")
 	// ErrUnknownPhase reports a phase name that imapload does not measure.
 	ErrUnknownPhase = errors.New("messages: unknown phase")
+	// ErrInvalidResult reports a message on a results subject (a step result
+	// or a run report) that is malformed, oversized or out of range.
+	ErrInvalidResult = errors.New("messages: invalid result")
+	// ErrInvalidReply reports a producer's answer to a step command that is
+	// malformed, oversized or out of range.
+	ErrInvalidReply = errors.New("messages: invalid step reply")
 )

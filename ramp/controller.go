@@ -229,9 +229,8 @@ func Broadcast(nc *nats.Conn, body []byte, wait time.Duration) ([]messages.StepR
 		if err != nil {
 			return replies, nil // the wait is over: every answer in time is in
 		}
-		var r messages.StepReply
-		if json.Unmarshal(m.Data, &r) == nil {
-			replies = append(replies, r)
+		if r, err := messages.DecodeStepReply(m.Data); err == nil {
+			replies = append(replies, *r)
 		}
 	}
 }
@@ -269,12 +268,12 @@ func (c *Controller) watchResults(ctx context.Context, js jetstream.JetStream) (
 	}
 	out := make(chan messages.StepResult, 64)
 	cc, err := oc.Consume(func(m jetstream.Msg) {
-		var r messages.StepResult
-		if err := json.Unmarshal(m.Data(), &r); err != nil || r.Kind != messages.KindStepResult {
+		r, err := messages.DecodeResult(m.Data()) // run reports and malformed results are skipped
+		if err != nil {
 			return
 		}
 		select {
-		case out <- r:
+		case out <- *r:
 		default:
 			c.log.Warn("ramp: result dropped, controller not keeping up", "step", r.Step)
 		}

@@ -40,7 +40,7 @@ func TestDecodeResult(t *testing.T) {
 		{name: "step 0", data: `{"kind":"step_result","run":"r1","step":0,"target_rate":1}`, wantKind: messages.KindStepResult, wantErr: "step 0, want 1.."},
 		{name: "zero target", data: `{"kind":"step_result","run":"r1","step":1}`, wantKind: messages.KindStepResult, wantErr: "want target > 0"},
 		{name: "negative ratio", data: `{"kind":"step_result","run":"r1","step":1,"target_rate":5,"ratio":-1}`, wantKind: messages.KindStepResult, wantErr: "want target > 0"},
-		{name: "too large", data: `{"kind":"step_result","pad":"` + strings.Repeat("x", MaxResultBytes) + `"}`, wantErr: "at most"},
+		{name: "too large", data: `{"kind":"step_result","pad":"` + strings.Repeat("x", messages.MaxResultBytes) + `"}`, wantErr: "at most"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,15 +83,16 @@ func stepOf(res *messages.StepResult) int {
 	return res.Step
 }
 
-// FuzzDecodeResult checks that no input panics, and that an accepted step
-// result is one the report can use and survives a JSON round trip.
+// FuzzRenderResult checks that a step result DecodeResult accepts is one the
+// report can use: built into a report, it renders. (messages'
+// FuzzDecodeResult fuzzes the decoding itself.)
 //
 // Its seeds are a few hundred bytes, not golden steps (3 KB) or a report
 // (14 KB): the fuzzer minimizes every input that finds new coverage, one
 // run per byte cut, and each run of this package's test binary (it links
 // the embedded NATS and IMAP servers) copies ~190 KB of coverage counters.
 // With those seeds it spent its time minimizing: 10 inputs in 45 s.
-func FuzzDecodeResult(f *testing.F) {
+func FuzzRenderResult(f *testing.F) {
 	for _, seed := range []string{
 		`{"kind":"step_result","run":"r1","step":4,"target_rate":2000,"delivered_rate":1560,"ratio":0.78,"duration":"30s",` +
 			`"complete":true,"producers":["p1"],"phases":{"login":{"count":9,"attempted":9,"p50":0.2,"p99":58,"max":174,` +
@@ -109,7 +110,7 @@ func FuzzDecodeResult(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		kind, res, err := DecodeResult(data)
 		if err != nil {
-			if !errors.Is(err, ErrInvalidResult) || res != nil {
+			if !errors.Is(err, ErrInvalidResult) || !errors.Is(err, messages.ErrInvalidResult) || res != nil {
 				t.Fatalf("DecodeResult() = %v, %v: want nil and an ErrInvalidResult", res, err)
 			}
 			return
@@ -120,7 +121,7 @@ func FuzzDecodeResult(f *testing.F) {
 		if res == nil {
 			return
 		}
-		if err := validateStep(res); err != nil {
+		if err := res.Validate(); err != nil {
 			t.Fatalf("DecodeResult() accepted an invalid result: %v", err)
 		}
 		rep := Build(res.Run, []messages.StepResult{*res}, 0, fixedNow)

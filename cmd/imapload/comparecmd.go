@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -97,10 +96,11 @@ func loadReport(arg string) (messages.RunReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	if err := json.Unmarshal(data, &rep); err != nil || rep.Kind != messages.KindRunReport {
+	r, err := messages.DecodeRunReport(data)
+	if err != nil {
 		return rep, fmt.Errorf("%s: not a run report (report.json): %v", path, err)
 	}
-	return rep, nil
+	return *r, nil
 }
 
 // fetchReport builds run's report from its step results on NATS.
