@@ -183,7 +183,7 @@ func (a *Aggregator) publish(ctx context.Context, r *messages.StepResult) error 
 	msg.Data = data
 	ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 	defer cancel()
-	ack, err := a.js.PublishMsg(ctx, msg, jetstream.WithMsgID(ResultMsgID(r.Run, r.Step, r.Revision)))
+	ack, err := a.js.PublishMsg(ctx, msg, jetstream.WithMsgID(messages.ResultMsgID(r.Run, r.Step, r.Revision)))
 	if err != nil {
 		return fmt.Errorf("aggregator: publish result: %w", err)
 	}

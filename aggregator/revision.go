@@ -2,7 +2,6 @@ package aggregator
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/imapload/imapload/messages"
@@ -84,15 +83,4 @@ func (st *openStep) closesAt(timeout time.Duration) time.Time {
 		return st.reopened.Add(timeout)
 	}
 	return st.deadline(timeout)
-}
-
-// ResultMsgID is the JetStream message id of a step's result, so that the
-// results stream stores each revision once: "result-<run>-<step>", and
-// "result-<run>-<step>.r<revision>" after the first. ('.' is in no run id.)
-func ResultMsgID(run string, step, revision int) string {
-	id := "result-" + run + "-" + strconv.Itoa(step)
-	if revision > 0 {
-		id += ".r" + strconv.Itoa(revision)
-	}
-	return id
 }

@@ -65,8 +65,8 @@ func TestLateBatchesPublishRevision(t *testing.T) {
 	if !got.Complete || got.ThroughSeq <= first.ThroughSeq {
 		t.Errorf("revision 1 complete = %v, through_seq = %d (revision 0: %d); want true, higher", got.Complete, got.ThroughSeq, first.ThroughSeq)
 	}
-	if id := raw.Header.Get(jetstream.MsgIDHeader); id != ResultMsgID("r1", 9, 1) {
-		t.Errorf("revision 1 Nats-Msg-Id = %q, want %q", id, ResultMsgID("r1", 9, 1))
+	if id := raw.Header.Get(jetstream.MsgIDHeader); id != messages.ResultMsgID("r1", 9, 1) {
+		t.Errorf("revision 1 Nats-Msg-Id = %q, want %q", id, messages.ResultMsgID("r1", 9, 1))
 	}
 
 	tb.publish(t, late[0], "") // stored again under a new message id: a duplicate batch
@@ -77,21 +77,5 @@ func TestLateBatchesPublishRevision(t *testing.T) {
 	// Nothing is left unacknowledged: a re-opened step holds its anchor until it closes.
 	if revs := tb.revisions(t, "r1", 9); len(revs) != 2 {
 		t.Errorf("step results of step 9 = %d revisions, want 2 (a duplicate and a replay add none)", len(revs))
-	}
-}
-
-func TestResultMsgID(t *testing.T) {
-	for _, tt := range []struct {
-		run            string
-		step, revision int
-		want           string
-	}{
-		{"r1", 3, 0, "result-r1-3"},
-		{"r1", 3, 2, "result-r1-3.r2"},
-		{"a-1", 2, 1, "result-a-1-2.r1"},
-	} {
-		if got := ResultMsgID(tt.run, tt.step, tt.revision); got != tt.want {
-			t.Errorf("ResultMsgID(%q, %d, %d) = %q, want %q", tt.run, tt.step, tt.revision, got, tt.want)
-		}
 	}
 }

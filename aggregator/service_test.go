@@ -41,8 +41,8 @@ func TestServicePublishesCompleteStep(t *testing.T) {
 	if ct := raw.Header.Get(bus.ContentType); ct != bus.JSONType {
 		t.Errorf("result Content-Type = %q, want %q", ct, bus.JSONType)
 	}
-	if id := raw.Header.Get(jetstream.MsgIDHeader); id != ResultMsgID("r1", 1, 0) {
-		t.Errorf("result Nats-Msg-Id = %q, want %q", id, ResultMsgID("r1", 1, 0))
+	if id := raw.Header.Get(jetstream.MsgIDHeader); id != messages.ResultMsgID("r1", 1, 0) {
+		t.Errorf("result Nats-Msg-Id = %q, want %q", id, messages.ResultMsgID("r1", 1, 0))
 	}
 }
 

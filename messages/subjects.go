@@ -3,6 +3,7 @@ package messages
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Subjects, streams and buckets. They are part of the contract: operators type
@@ -53,22 +54,55 @@ func nameByte(c byte) bool {
 // SamplesSubject is where producer publishes its batches for one step:
 // "imapload.samples.<run>.<step>.<producer>".
 func SamplesSubject(run string, step int, producer string) string {
-	return "imapload.samples." + run + "." + strconv.Itoa(step) + "." + producer
+	return samplesPrefix + run + "." + strconv.Itoa(step) + "." + producer
 }
 
 // StepSamplesFilter matches every producer's batches of one step.
 func StepSamplesFilter(run string, step int) string {
-	return "imapload.samples." + run + "." + strconv.Itoa(step) + ".>"
+	return samplesPrefix + run + "." + strconv.Itoa(step) + ".>"
 }
 
 // RunSamplesFilter matches every batch of one run.
 func RunSamplesFilter(run string) string {
-	return "imapload.samples." + run + ".>"
+	return samplesPrefix + run + ".>"
 }
 
 // ResultsSubject is where step results and the run report of run are published.
 func ResultsSubject(run string) string {
-	return "imapload.results." + run
+	return resultsPrefix + run
+}
+
+const (
+	samplesPrefix = "imapload.samples."
+	resultsPrefix = "imapload.results."
+)
+
+// ParseSamplesSubject reads a subject made by SamplesSubject; ok is false
+// for any other subject, or a run, step or producer out of range.
+func ParseSamplesSubject(subject string) (run string, step int, producer string, ok bool) {
+	rest, found := strings.CutPrefix(subject, samplesPrefix)
+	if !found {
+		return "", 0, "", false
+	}
+	tok := strings.Split(rest, ".")
+	if len(tok) != 3 || ValidName(tok[0]) != nil || ValidName(tok[2]) != nil {
+		return "", 0, "", false
+	}
+	step, err := strconv.Atoi(tok[1])
+	if err != nil || step < 1 || step > MaxStep || strconv.Itoa(step) != tok[1] {
+		return "", 0, "", false
+	}
+	return tok[0], step, tok[2], true
+}
+
+// ParseResultsSubject reads the run of a subject made by ResultsSubject; ok
+// is false for any other subject.
+func ParseResultsSubject(subject string) (run string, ok bool) {
+	run, found := strings.CutPrefix(subject, resultsPrefix)
+	if !found || ValidName(run) != nil {
+		return "", false
+	}
+	return run, true
 }
 
 // BatchMsgID is the JetStream message id of a batch, "<run>-<step>-<producer>-<seq>",
@@ -88,6 +122,26 @@ func BatchMsgID(run string, step int, producer string, seq uint64) string {
 	b = append(b, '-')
 	b = strconv.AppendUint(b, seq, 10)
 	return string(b)
+}
+
+// ResultMsgID is the JetStream message id of a step's result, so that the
+// results stream stores each revision once: "result-<run>-<step>", and
+// "result-<run>-<step>.r<revision>" after the first. ('.' is in no run id,
+// and the step is the last '-' token, so two steps never share an id.)
+func ResultMsgID(run string, step, revision int) string {
+	id := "result-" + run + "-" + strconv.Itoa(step)
+	if revision > 0 {
+		id += ".r" + strconv.Itoa(revision)
+	}
+	return id
+}
+
+// ReportMsgID is the JetStream message id of a run report that includes
+// the step results up to the results stream's sequence covers,
+// "report-<run>-<covers>": a restarted reporter that rebuilds the same
+// report is deduplicated by the stream.
+func ReportMsgID(run string, covers uint64) string {
+	return "report-" + run + "-" + strconv.FormatUint(covers, 10)
 }
 
 // appendIDToken appends name to b with '_' and '-' escaped by '_'.

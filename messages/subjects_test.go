@@ -248,3 +248,74 @@ func TestPhaseJSON(t *testing.T) {
 		t.Errorf("json.Unmarshal(4) = %v, want an error: phases are names", p)
 	}
 }
+
+func TestParseSamplesSubject(t *testing.T) {
+	tests := []struct {
+		subject  string
+		run      string
+		step     int
+		producer string
+		ok       bool
+	}{
+		{subject: messages.SamplesSubject("r-1", 3, "p_2"), run: "r-1", step: 3, producer: "p_2", ok: true},
+		{subject: messages.SamplesSubject("r1", messages.MaxStep, "p"), run: "r1", step: messages.MaxStep, producer: "p", ok: true},
+		{subject: "imapload.samples.r1.0.p"},
+		{subject: "imapload.samples.r1.03.p"},
+		{subject: "imapload.samples.r1.+3.p"},
+		{subject: "imapload.samples.r1.x.p"},
+		{subject: "imapload.samples.r1.3"},
+		{subject: "imapload.samples.r1.3.p.q"},
+		{subject: "imapload.samples..3.p"},
+		{subject: "imapload.samples.r1.3."},
+		{subject: "imapload.results.r1.3.p"},
+		{subject: "imapload.samples.r1.1000001.p"},
+	}
+	for _, tt := range tests {
+		run, step, producer, ok := messages.ParseSamplesSubject(tt.subject)
+		if run != tt.run || step != tt.step || producer != tt.producer || ok != tt.ok {
+			t.Errorf("ParseSamplesSubject(%q) = %q, %d, %q, %v; want %q, %d, %q, %v",
+				tt.subject, run, step, producer, ok, tt.run, tt.step, tt.producer, tt.ok)
+		}
+	}
+}
+
+func TestParseResultsSubject(t *testing.T) {
+	tests := []struct {
+		subject string
+		run     string
+		ok      bool
+	}{
+		{subject: messages.ResultsSubject("r-1"), run: "r-1", ok: true},
+		{subject: "imapload.results.a.b"},
+		{subject: "imapload.results."},
+		{subject: "imapload.samples.r1"},
+		{subject: "imapload.results"},
+	}
+	for _, tt := range tests {
+		if run, ok := messages.ParseResultsSubject(tt.subject); run != tt.run || ok != tt.ok {
+			t.Errorf("ParseResultsSubject(%q) = %q, %v; want %q, %v", tt.subject, run, ok, tt.run, tt.ok)
+		}
+	}
+}
+
+func TestResultMsgID(t *testing.T) {
+	for _, tt := range []struct {
+		run            string
+		step, revision int
+		want           string
+	}{
+		{"r1", 3, 0, "result-r1-3"},
+		{"r1", 3, 2, "result-r1-3.r2"},
+		{"a-1", 2, 1, "result-a-1-2.r1"},
+	} {
+		if got := messages.ResultMsgID(tt.run, tt.step, tt.revision); got != tt.want {
+			t.Errorf("ResultMsgID(%q, %d, %d) = %q, want %q", tt.run, tt.step, tt.revision, got, tt.want)
+		}
+	}
+}
+
+func TestReportMsgID(t *testing.T) {
+	if got := messages.ReportMsgID("r-1", 42); got != "report-r-1-42" {
+		t.Errorf("ReportMsgID(r-1, 42) = %q, want report-r-1-42", got)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -106,8 +105,9 @@ func (r *Reporter) handle(m jetstream.Msg) bool {
 	if md, err := m.Metadata(); err == nil {
 		seq, pending = md.Sequence.Stream, md.NumPending
 	}
+	run, onRun := messages.ParseResultsSubject(m.Subject())
 	kind, res, err := DecodeResult(m.Data())
-	if err == nil && res != nil && res.Run != runOfSubject(m.Subject()) {
+	if err == nil && res != nil && (!onRun || res.Run != run) {
 		err = fmt.Errorf("%w: step result of run %q on subject %s", ErrInvalidResult, res.Run, m.Subject())
 	}
 	switch {
@@ -116,17 +116,15 @@ func (r *Reporter) handle(m jetstream.Msg) bool {
 		r.log.Warn("reporter: skipping a message that is not a valid result", "subject", m.Subject(), "seq", seq, "kind", clip(kind, 40), "err", err)
 	case res == nil:
 		r.count(func(s *Stats) { s.Ignored++ })
-		st := r.state(runOfSubject(m.Subject()))
-		st.covered = max(st.covered, coversOf(m.Headers()))
+		if onRun {
+			st := r.state(run)
+			st.covered = max(st.covered, coversOf(m.Headers()))
+		}
 	default:
 		r.count(func(s *Stats) { s.Results++ })
 		r.accept(res, seq)
 	}
 	return pending == 0
-}
-
-func runOfSubject(subject string) string {
-	return strings.TrimPrefix(subject, messages.ResultsSubject(""))
 }
 
 // coversOf reads CoversHeader: 0 (nothing) when it is missing or malformed.
@@ -186,7 +184,7 @@ func (r *Reporter) flush(ctx context.Context, js jetstream.JetStream) {
 // The message id names that sequence too, so a restarted reporter that
 // rebuilds the same report is deduplicated by the stream.
 func (r *Reporter) publish(ctx context.Context, js jetstream.JetStream, rep messages.RunReport, covers uint64) {
-	id := "report-" + rep.Run + "-" + strconv.FormatUint(covers, 10)
+	id := messages.ReportMsgID(rep.Run, covers)
 	data, err := fitReport(rep.Rounded(), r.nc.MaxPayload()-1024)
 	if err == nil {
 		msg := nats.NewMsg(messages.ResultsSubject(rep.Run))

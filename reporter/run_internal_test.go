@@ -2,7 +2,6 @@ package reporter
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/imapload/imapload/messages"
@@ -47,15 +46,6 @@ func TestFitReport(t *testing.T) {
 				t.Errorf("fitReport(limit %d) per-producer breakdowns kept = %v, want %v", tt.limit, has, tt.wantProducers)
 			}
 		})
-	}
-}
-
-func TestRunOfSubject(t *testing.T) {
-	if got := runOfSubject(messages.ResultsSubject("r-1")); got != "r-1" {
-		t.Errorf("runOfSubject(%q) = %q, want r-1", messages.ResultsSubject("r-1"), got)
-	}
-	if got := runOfSubject("imapload.results.a.b"); !strings.Contains(got, ".") {
-		t.Errorf("runOfSubject(imapload.results.a.b) = %q, want a token that is not a run name", got)
 	}
 }
 
