@@ -23,6 +23,7 @@ import (
 // assumes. (Before the fix, batches given up during the outage were stored
 // from the client's reconnect buffer after it, and counted lost as well.)
 func TestOutagePublisherCountsOnlyUnacked(t *testing.T) {
+	t.Parallel() // waits on NATS outages and timeouts, with servers of its own
 	const (
 		budget = 2 * time.Second
 		outage = 8 * time.Second
@@ -123,6 +124,7 @@ func (w testLog) Write(b []byte) (int, error) {
 // budget (1 s here) plus one ack wait, counting every batch lost, instead of
 // retrying each one in turn.
 func TestOutagePublisherStopBounded(t *testing.T) {
+	t.Parallel() // waits on NATS outages and timeouts, with servers of its own
 	const budget = time.Second
 	srv, js := outageSamples(t)
 	p := newPublisher(js, slog.New(slog.DiscardHandler), budget, 1)
@@ -153,6 +155,7 @@ func TestOutagePublisherStopBounded(t *testing.T) {
 // waiting at once and counts every batch lost: the one it was retrying and
 // the final one, never sent.
 func TestOutagePublisherStopsWithItsContext(t *testing.T) {
+	t.Parallel() // waits on NATS outages and timeouts, with servers of its own
 	srv, js := outageSamples(t)
 	var logs testkit.Buffer
 	p := newPublisher(js, slog.New(slog.NewTextHandler(&logs, nil)), time.Hour, 1)

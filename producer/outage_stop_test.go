@@ -15,6 +15,7 @@ import (
 // step's shutdown grace (5 s), not after the budget, and say that the
 // batches it could not send are lost.
 func TestOutageStopWithNATSDown(t *testing.T) {
+	t.Parallel() // waits on NATS outages and timeouts, with servers of its own
 	f, srv := outageFleet(t)
 	var logs testkit.Buffer
 	opts := f.options("s1", 2)
