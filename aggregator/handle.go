@@ -30,8 +30,6 @@ func (a *Aggregator) handle(ctx context.Context, m jetstream.Msg) {
 		a.warn.warn("aggregator: message without JetStream metadata, dropped", "subject", m.Subject(), "err", err)
 		return
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	if ctx.Err() != nil {
 		return // shutting down: the stream redelivers it to the next run
 	}
@@ -129,9 +127,12 @@ func (a *Aggregator) keep(st *openStep, m jetstream.Msg, md *jetstream.MsgMetada
 	}
 }
 
+// settle logs a failed acknowledgement (ack, NAK or term) as a warning, at
+// most a few a minute: the batch will be redelivered, and a stream of them
+// means the aggregator is losing its consumer.
 func (a *Aggregator) settle(err error) {
 	if err != nil {
-		a.log.Debug("aggregator: acknowledging a batch", "err", err)
+		a.warn.warn("aggregator: acknowledging a batch failed; it will be redelivered", "err", err)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/imapload/imapload/bus"
@@ -25,7 +24,8 @@ type Aggregator struct {
 	cmds *commandBook // every step's command, as read from the steps stream
 	warn *warnLimiter // warnings about bad input, a few a minute at most
 
-	mu       sync.Mutex // guards everything below; held while handling a message
+	// Everything below belongs to Run's loop, the one goroutine that handles
+	// batches and sweeps: no lock, so none is ever held across network I/O.
 	js       jetstream.JetStream
 	results  jetstream.Stream
 	steps    jetstream.Stream
@@ -67,7 +67,8 @@ func (a *Aggregator) Run(ctx context.Context) error {
 	defer stopConsuming(cmds)
 	a.log.Info("aggregator: consuming batches", "stream", messages.SamplesStream,
 		"durable", a.opts.durable(), "step_timeout", a.opts.stepTimeout())
-	cc, err := cons.Consume(func(m jetstream.Msg) { a.handle(ctx, m) },
+	in := make(chan jetstream.Msg, consumeBuffer)
+	cc, err := cons.Consume(func(m jetstream.Msg) { deliver(ctx, in, m) },
 		jetstream.PullMaxMessages(64),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 			a.warn.warn("aggregator: consuming batches", "err", err)
@@ -82,9 +83,24 @@ func (a *Aggregator) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			stopConsuming(cc)
 			return nil
+		case m := <-in:
+			a.handle(ctx, m)
 		case <-tick.C:
 			a.sweep(ctx)
 		}
+	}
+}
+
+// consumeBuffer is how many delivered batches wait for Run's loop; the
+// consumer's callback waits while it is full.
+const consumeBuffer = 64
+
+// deliver hands m to Run's loop. A message not handed over before ctx ends
+// is left unacknowledged: the stream redelivers it to the next run.
+func deliver(ctx context.Context, in chan<- jetstream.Msg, m jetstream.Msg) {
+	select {
+	case in <- m:
+	case <-ctx.Done():
 	}
 }
 
@@ -136,9 +152,7 @@ func (a *Aggregator) ensure(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("aggregator: %w", err)
 	}
-	a.mu.Lock()
 	a.js, a.results = js, results
-	a.mu.Unlock()
 	return nil
 }
 
@@ -149,8 +163,6 @@ func (a *Aggregator) sweepEvery() time.Duration {
 
 // sweep publishes every open step that is finished or past its deadline.
 func (a *Aggregator) sweep(ctx context.Context) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	now := a.now()
 	if !a.connected(now) {
 		return // a result cannot be published, and batches may be on their way

@@ -66,7 +66,7 @@ func (p *Producer) onStep(ctx context.Context, m *nats.Msg) {
 		Rate: info.Rate, Producers: info.Producers}
 	p.respond(m, r)
 	p.stopStep()
-	p.cur = p.startStep(cmd, info)
+	p.cur = p.startStep(ctx, cmd, info)
 	p.last = stepReply{run: cmd.Run, step: cmd.Step, reply: r}
 	p.reg.setStep(cmd.Run, cmd.Step)
 	p.log.Info("producer: step started", "run", cmd.Run, "step", cmd.Step, "rate", info.Rate,
@@ -136,14 +136,6 @@ func (p *Producer) stopStep() {
 	p.cur.stop()
 	p.cur = nil
 	p.reg.setStep("", 0)
-}
-
-// shutDownStep is stopStep as the producer stops (see stepRun.shutDown).
-func (p *Producer) shutDownStep() {
-	if p.cur != nil {
-		p.cur.pub.hurry.Store(true)
-	}
-	p.stopStep()
 }
 
 // refusalEvery is how often at most a refusal of one kind is logged: a

@@ -19,13 +19,14 @@
 //     stored once. A batch whose ack did not come is kept and published
 //     again with the same id (nothing is sent while the connection is down);
 //     only the batches still unacknowledged when the retry budget of an
-//     outage ends (Options.PublishRetry, 2 min by default; at most 5 s more
-//     while the producer shuts down) count as lost (Health.Lost of the final
-//     batch).
+//     outage ends (Options.PublishRetry, 2 min by default) count as lost
+//     (Health.Lost of the final batch). Once Run's context ends, a step's
+//     publishing gets 5 s more; what is still unsent then is counted lost
+//     and logged, so a stop with NATS down for good stays short.
 //   - Registers in the KV bucket [messages.ProducersBucket] under its id
 //     ([messages.ProducerInfo], JSON), re-put every Options.Heartbeat; the
 //     bucket's TTL expires the entries of producers that died. Run deletes
-//     the entry on the way out. After a NATS restart the heartbeat recreates
+//     the entry on the way out (with NATS down it lets the TTL expire it). After a NATS restart the heartbeat recreates
 //     the bucket and the samples stream and registers again.
 //
 // # Steps

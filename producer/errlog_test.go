@@ -36,6 +36,7 @@ func firstErrorLines(t *testing.T, log string) []logLine {
 // closed port: each failure repeats at every reconnect, and the producer's
 // log names it at Warn level exactly once, phase and kind, password-free.
 func TestFirstErrorLogged(t *testing.T) {
+	t.Parallel() // waits on NATS outages and timeouts, with servers of its own
 	f := newFleet(t, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -23,6 +23,10 @@ var (
 	ErrRunTwice = errors.New("producer: Run called twice")
 )
 
+// errShutdownGrace ends a step's publishing shutdownGrace after the
+// producer was told to stop (the cause of its context).
+var errShutdownGrace = errors.New("producer: stopping, and the grace to publish the last batches is over")
+
 // Errors recorded as samples: failed IMAP operations are data, not control
 // flow. Their messages are the error kinds the reports show, so they are short
 // and stable. The ones imapload itself causes start with

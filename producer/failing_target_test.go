@@ -28,38 +28,40 @@ const (
 // lagBound, unless that batch itself reports that the host kept the
 // producer off the CPU.
 func TestFailingTargetKeepsSchedule(t *testing.T) {
-	f := newFleet(t, &embedded.IMAPOptions{TLS: true})
 	plain, err := embedded.StartIMAP(nil)
 	if err != nil {
 		t.Fatalf("embedded.StartIMAP() error = %v", err)
 	}
 	t.Cleanup(func() { plain.Close() })
 	targets := []struct {
-		name, addr string
-		tls        bool
+		name string
+		addr func(f *fleet) string
+		tls  bool
 	}{
-		{"closed port", closedPort(t), false},
-		{"plaintext to a TLS port", f.imap.Addr(), false},
-		{"TLS to a plaintext port", plain.Addr(), true},
-		{"server that never answers", silentServer(t), false},
+		{"closed port", func(*fleet) string { return closedPort(t) }, false},
+		{"plaintext to a TLS port", func(f *fleet) string { return f.imap.Addr() }, false},
+		{"TLS to a plaintext port", func(*fleet) string { return plain.Addr() }, true},
+		{"server that never answers", func(*fleet) string { return silentServer(t) }, false},
 	}
-	step := 0
 	for i, tg := range targets {
-		id := fmt.Sprintf("fail%d", i+1)
-		o := f.options(id, 16)
-		o.Addr, o.TLS, o.OpTimeout = tg.addr, tg.tls, time.Second // a short timeout keeps the step's drain short
-		r := f.start(o)
-		f.waitLive(1)
-		for _, rate := range []int{50, 1000} {
-			step++
-			bs := f.runStep(id, "failing", step, fmt.Sprintf(`"rate":%d,"warmup":"500ms","duration":"2s","stagger":"100ms"`, rate))
-			for _, b := range bs {
-				checkLag(t, fmt.Sprintf("%s at %d/s", tg.name, rate), b)
+		t.Run(tg.name, func(t *testing.T) {
+			t.Parallel() // each its own fleet; a busy host is excused by its evidence (checkLag)
+			f := newFleet(t, &embedded.IMAPOptions{TLS: true})
+			id := fmt.Sprintf("fail%d", i+1)
+			o := f.options(id, 16)
+			o.Addr, o.TLS, o.OpTimeout = tg.addr(f), tg.tls, time.Second // a short timeout keeps the step's drain short
+			r := f.start(o)
+			f.waitLive(1)
+			for step, rate := range []int{50, 1000} {
+				bs := f.runStep(id, "failing", step+1, fmt.Sprintf(`"rate":%d,"warmup":"500ms","duration":"2s","stagger":"100ms"`, rate))
+				for _, b := range bs {
+					checkLag(t, fmt.Sprintf("%s at %d/s", tg.name, rate), b)
+				}
 			}
-		}
-		if err := r.stop(t); err != nil {
-			t.Errorf("%s: Run() error = %v", tg.name, err)
-		}
+			if err := r.stop(t); err != nil {
+				t.Errorf("%s: Run() error = %v", tg.name, err)
+			}
+		})
 	}
 }
 

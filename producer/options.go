@@ -50,9 +50,9 @@ type Options struct {
 	FlushInterval time.Duration
 	// PublishRetry is how long, per NATS outage, batches not acknowledged
 	// are kept and published again with their message ids before they count
-	// as lost (default 2 min: an outage of a minute loses nothing). While
-	// the producer shuts down it is at most 5 s, so that a stop with NATS
-	// down for good stays short.
+	// as lost (default 2 min: an outage of a minute loses nothing). Once
+	// Run's context ends, a step's batches get 5 s more whatever this is,
+	// so that a stop with NATS down for good stays short.
 	PublishRetry time.Duration
 	// Reservoir is the reservoir capacity per phase and latency kind (default
 	// 1024, at most 8192 so that a batch always fits messages.MaxBatchBytes).

@@ -3,12 +3,14 @@ package producer
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/recorder"
 )
@@ -21,6 +23,7 @@ import (
 // assumes. (Before the fix, batches given up during the outage were stored
 // from the client's reconnect buffer after it, and counted lost as well.)
 func TestOutagePublisherCountsOnlyUnacked(t *testing.T) {
+	t.Parallel() // waits on NATS outages and timeouts, with servers of its own
 	const (
 		budget = 2 * time.Second
 		outage = 8 * time.Second
@@ -29,7 +32,7 @@ func TestOutagePublisherCountsOnlyUnacked(t *testing.T) {
 	srv, js := outageSamples(t)
 	p := newPublisher(js, slog.New(slog.NewTextHandler(testLog{t}, nil)), budget, 1)
 	done := make(chan struct{})
-	go func() { defer close(done); p.run() }()
+	go func() { defer close(done); p.run(context.Background()) }()
 	rec := recorder.New("out", 1, "p1", messages.StepInfo{}, nil)
 	p.in <- rec.Cut(0, 0, false, messages.Health{})
 	waitStored(t, js, 1)
@@ -121,12 +124,13 @@ func (w testLog) Write(b []byte) (int, error) {
 // budget (1 s here) plus one ack wait, counting every batch lost, instead of
 // retrying each one in turn.
 func TestOutagePublisherStopBounded(t *testing.T) {
+	t.Parallel() // waits on NATS outages and timeouts, with servers of its own
 	const budget = time.Second
 	srv, js := outageSamples(t)
 	p := newPublisher(js, slog.New(slog.DiscardHandler), budget, 1)
 	srv.Shutdown()
 	done := make(chan struct{})
-	go func() { defer close(done); p.run() }()
+	go func() { defer close(done); p.run(context.Background()) }()
 	rec := recorder.New("stop", 1, "p1", messages.StepInfo{}, nil)
 	n := publishQueue + maxUnacked/2
 	for range n {
@@ -145,25 +149,32 @@ func TestOutagePublisherStopBounded(t *testing.T) {
 	}
 }
 
-// TestOutagePublisherHurry: with a budget far longer than the test (an
-// operator's --publish-retry), a producer shutting down with NATS down
-// for good still stops: hurry cuts the budget to hurryFor.
-func TestOutagePublisherHurry(t *testing.T) {
+// TestOutagePublisherStopsWithItsContext: with a budget far longer than the
+// test (an operator's --publish-retry) and NATS down for good, a publisher
+// whose context ends (the producer stopping, after shutdownGrace) stops
+// waiting at once and counts every batch lost: the one it was retrying and
+// the final one, never sent.
+func TestOutagePublisherStopsWithItsContext(t *testing.T) {
+	t.Parallel() // waits on NATS outages and timeouts, with servers of its own
 	srv, js := outageSamples(t)
-	p := newPublisher(js, slog.New(slog.DiscardHandler), time.Hour, 1)
+	var logs testkit.Buffer
+	p := newPublisher(js, slog.New(slog.NewTextHandler(&logs, nil)), time.Hour, 1)
 	srv.Shutdown()
+	ctx, cancel := context.WithCancelCause(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); p.run() }()
-	rec := recorder.New("hurry", 1, "p1", messages.StepInfo{}, nil)
+	go func() { defer close(done); p.run(ctx) }()
+	rec := recorder.New("stop", 1, "p1", messages.StepInfo{}, nil)
 	p.in <- rec.Cut(0, 0, false, messages.Health{})
-	p.hurry.Store(true)
+	testkit.WaitFor(t, 10*time.Second, "the first batch's retry", func() bool {
+		return strings.Contains(logs.String(), "publish failed; retrying")
+	})
+	cancel(errShutdownGrace)
 	p.in <- rec.Cut(0, 0, true, messages.Health{})
 	close(p.in)
-	within := hurryFor + ackWait + 20*time.Second // the bound once hurried, with room for a busy machine; an hour without
 	select {
 	case <-done:
-	case <-time.After(within):
-		t.Fatalf("hurried publisher still running %v after its final batch with NATS down", within)
+	case <-time.After(ackWait + 20*time.Second): // a hang guard, not a speed check: an hour without the context
+		t.Fatal("publisher still running after its context ended, with NATS down")
 	}
 	if p.lost != 2 {
 		t.Errorf("lost = %d after the final batch, want 2", p.lost)

@@ -34,6 +34,7 @@ func (b *lockedBuffer) String() string {
 // one kind (invalid step command): every one is answered, and the producer
 // logs one line for the kind per refusal interval, not one per command.
 func TestOutageRefusalFlood(t *testing.T) {
+	t.Parallel()      // waits on NATS outages and timeouts, with servers of its own
 	const flood = 200 // commands of each kind
 	f := newFleet(t, &embedded.IMAPOptions{Users: 4})
 	var logs lockedBuffer

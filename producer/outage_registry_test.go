@@ -53,6 +53,7 @@ func (f *fleet) startOn(srv *producer.OutageNATS, opts *producer.Options) *runni
 // and register again by itself, so that a step command without `producers`
 // is accepted, and its batches stored, without restarting the producer.
 func TestOutageRegistryRecreated(t *testing.T) {
+	t.Parallel() // waits on NATS outages and timeouts, with servers of its own
 	f, srv := outageFleet(t)
 	f.startOn(srv, f.options("o1", 2))
 	f.waitLive(1)
@@ -77,6 +78,7 @@ func TestOutageRegistryRecreated(t *testing.T) {
 // `producers` arriving first makes it recreate the bucket and count again
 // instead of refusing.
 func TestOutageRegistryBucketDeleted(t *testing.T) {
+	t.Parallel() // waits on NATS outages and timeouts, with servers of its own
 	tests := []struct {
 		name      string
 		heartbeat time.Duration
@@ -110,6 +112,7 @@ func TestOutageRegistryBucketDeleted(t *testing.T) {
 // (the retry budget is 30 s): the producer's batches are all stored once
 // NATS is back, none counted lost, numbered without gaps up to the final.
 func TestOutageDuringStep(t *testing.T) {
+	t.Parallel() // waits on NATS outages and timeouts, with servers of its own
 	f, srv := outageFleet(t)
 	if _, err := bus.EnsureSamples(context.Background(), f.js, nil); err != nil {
 		t.Fatalf("bus.EnsureSamples() error = %v", err)

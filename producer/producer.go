@@ -81,7 +81,7 @@ func (p *Producer) Run(ctx context.Context) error {
 	hb.Go(func() { p.heartbeat(hbCtx) })
 	defer hb.Wait()
 	defer stopHeartbeat()
-	defer p.shutDownStep()
+	defer p.stopStep() // the step runs under ctx: it has shutdownGrace to publish
 	defer p.unsubscribe(sub)
 	p.log.Info("producer: ready", "target", p.cfg.Addr, "sessions", p.cfg.sessions)
 	p.control(ctx, msgs)
@@ -95,8 +95,14 @@ func (p *Producer) unsubscribe(sub *nats.Subscription) {
 }
 
 // unregister deletes the registry entry, even though ctx has ended: that is
-// when it is needed.
+// when it is needed. With NATS down it does not wait for it: the entry
+// expires by its TTL (bus.Options.HeartbeatTTL) instead.
 func (p *Producer) unregister(ctx context.Context) {
+	if !p.nc.IsConnected() {
+		p.log.Warn("producer: NATS connection down; the registry entry is left to expire")
+		p.log.Info("producer: stopped")
+		return
+	}
 	if err := p.reg.remove(context.WithoutCancel(ctx)); err != nil {
 		p.log.Warn("producer: unregister", "err", err)
 	}

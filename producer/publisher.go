@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -25,7 +24,6 @@ const (
 	publishQueue   = 64                     // batches cut but not yet published
 	maxUnacked     = 64                     // batches kept for another try, at most
 	probeWait      = 250 * time.Millisecond // an attempt's wait for its ack once the budget is spent
-	hurryFor       = 5 * time.Second        // the budget while the producer shuts down
 )
 
 // errDisconnected is an attempt not made: the connection is down, and a
@@ -49,17 +47,16 @@ var errDisconnected = errors.New("producer: NATS connection down; not sent")
 // is sent while the connection is down, so that no copy piles up in the
 // client's reconnect buffer to be stored after the batch was given up.
 //
-// Bound: with the NATS connection down, the publisher waits at most
-// retryFor + ackWait, however many batches are queued, so a step's stop
-// returns within OpTimeout (its sessions) + retryFor + ackWait (10 s + 2 min +
-// 5 s by default; once hurry is set, as the producer shuts down, hurryFor
-// replaces retryFor). With the connection up but no ack coming, each queued
-// batch adds one probeWait: at most (publishQueue+2) × probeWait more.
+// Bound: every wait is under the context given to run. With the NATS
+// connection down, the publisher waits at most retryFor + ackWait, however
+// many batches are queued. Once its context ends (the step gives it
+// shutdownGrace after the producer is told to stop), nothing waits any more:
+// the batches still queued are counted lost without a send, and the ones in
+// flight or unacked are counted lost at once.
 type publisher struct {
 	js       jetstream.JetStream
 	log      *slog.Logger
 	retryFor time.Duration
-	hurry    atomic.Bool // the producer is shutting down: budget at most hurryFor
 	in       chan *messages.SampleBatch
 	rng      *rand.Rand
 	lost     uint64      // lost for sure and not yet carried by a batch
@@ -84,12 +81,22 @@ func newPublisher(js jetstream.JetStream, log *slog.Logger, retryFor time.Durati
 	}
 }
 
-// run publishes batches until in is closed. Its bound is the retry budget,
-// so it needs no context of its own.
-func (p *publisher) run() {
-	ctx := context.Background()
+// run publishes batches until in is closed. Once ctx ends, the batches
+// still queued are not sent: they are counted lost, in one log line.
+func (p *publisher) run(ctx context.Context) {
+	var unsent uint64
 	for b := range p.in {
-		p.ship(ctx, b)
+		if ctx.Err() == nil {
+			p.ship(ctx, b)
+			continue
+		}
+		p.lost += b.Health.Lost + 1
+		unsent++
+	}
+	p.settle(ctx) // unacked ones left by a context that ended mid-retry
+	if unsent > 0 {
+		p.log.Error("producer: sample batches not sent: the time to publish them ran out as the producer stopped",
+			"batches", unsent, "lost", p.lost, "err", context.Cause(ctx))
 	}
 }
 
@@ -129,16 +136,7 @@ func (p *publisher) ship(ctx context.Context, b *messages.SampleBatch) {
 
 // spent reports whether the current outage has used up the retry budget.
 func (p *publisher) spent() bool {
-	return !p.since.IsZero() && time.Since(p.since) >= p.budget()
-}
-
-// budget is the retry budget per outage: retryFor, at most hurryFor while
-// the producer shuts down.
-func (p *publisher) budget() time.Duration {
-	if p.hurry.Load() {
-		return min(p.retryFor, hurryFor)
-	}
-	return p.retryFor
+	return !p.since.IsZero() && time.Since(p.since) >= p.retryFor
 }
 
 // lose counts a batch as lost, with the count it carried, into the next
@@ -175,7 +173,7 @@ func (p *publisher) publish(ctx context.Context, o *outgoing) error {
 		if p.since.IsZero() {
 			p.since = start
 		}
-		left := time.Until(p.since.Add(p.budget()))
+		left := time.Until(p.since.Add(p.retryFor))
 		if left <= 0 || ctx.Err() != nil {
 			return err
 		}
@@ -193,7 +191,7 @@ func (p *publisher) ackLimit(start time.Time) time.Duration {
 	if p.since.IsZero() {
 		return ackWait
 	}
-	return min(ackWait, max(probeWait, p.since.Add(p.budget()).Sub(start)))
+	return min(ackWait, max(probeWait, p.since.Add(p.retryFor).Sub(start)))
 }
 
 // try is one asynchronous publish and the wait, at most wait, for its ack.
@@ -237,7 +235,7 @@ func (p *publisher) keepUnacked(o *outgoing, err error) {
 func (p *publisher) settle(ctx context.Context) {
 	for attempt := 0; len(p.unacked) > 0; attempt++ {
 		p.resend(ctx)
-		left := time.Until(p.since.Add(p.budget()))
+		left := time.Until(p.since.Add(p.retryFor))
 		if len(p.unacked) == 0 || p.since.IsZero() || left <= 0 ||
 			!sleepCtx(ctx, min(left, backoff(attempt, publishBackoff, publishCap, p.rng.Float64()))) {
 			break

@@ -15,6 +15,7 @@ import (
 // The server's NOs are recorded as its errors, and every other error kind is
 // the generator's, marked as such.
 func TestFailedSelectCausesNoClientErrors(t *testing.T) {
+	t.Parallel() // waits on NATS outages and timeouts, with servers of its own
 	f := newFleet(t, &embedded.IMAPOptions{NoFraction: 0.2, Seed: 3})
 	f.start(f.options("sel", 8))
 	f.waitLive(1)

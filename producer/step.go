@@ -31,9 +31,16 @@ type stepRun struct {
 	done  chan struct{} // closed once the final batch is published (or lost)
 }
 
-// startStep starts running cmd with the share in info. It returns at once;
-// the step runs in a goroutine that stop (or the done channel) waits for.
-func (p *Producer) startStep(cmd messages.StepCommand, info messages.StepInfo) *stepRun {
+// shutdownGrace is how long a step's last batches may still be published
+// once the producer is told to stop: with NATS unreachable, a producer's stop
+// takes its sessions' drain (at most OpTimeout) and then at most this.
+const shutdownGrace = 5 * time.Second
+
+// startStep starts running cmd with the share in info, under ctx (Run's):
+// when ctx ends the step stops as stop stops it, and its publisher gets
+// shutdownGrace from then on to ship what is left. It returns at once; the
+// step runs in a goroutine that stop (or the done channel) waits for.
+func (p *Producer) startStep(ctx context.Context, cmd messages.StepCommand, info messages.StepInfo) *stepRun {
 	tl := timeline{start: time.Now(), warmup: cmd.WarmupOrDefault(), duration: cmd.Duration.D()}
 	seed := stepSeed(p.seed, cmd.Run, cmd.Step)
 	rec := recorder.New(cmd.Run, cmd.Step, p.cfg.ID, info, &recorder.Options{
@@ -41,10 +48,10 @@ func (p *Producer) startStep(cmd messages.StepCommand, info messages.StepInfo) *
 	})
 	log := p.log.With("run", cmd.Run, "step", cmd.Step)
 	env := newSessionEnv(p.cfg, tl, rec, log, p.seed)
-	ctx, cancel := context.WithCancel(context.Background())
+	stepCtx, cancel := context.WithCancel(ctx)
 	st := &stepRun{cmd: cmd, info: info, cfg: p.cfg, log: log, js: p.js, seed: seed, env: env, rec: rec,
 		host: p.host, abort: cancel, pub: newPublisher(p.js, log, p.cfg.PublishRetry, seed), done: make(chan struct{})}
-	go st.run(ctx)
+	go st.run(ctx, stepCtx)
 	return st
 }
 
@@ -56,15 +63,23 @@ func (st *stepRun) stop() {
 	<-st.done
 }
 
-func (st *stepRun) run(ctx context.Context) {
+// run runs the step under stepCtx; its batches are published under a
+// context of their own, which ends shutdownGrace after runCtx does.
+func (st *stepRun) run(runCtx, stepCtx context.Context) {
 	defer close(st.done)
 	defer st.abort()
+	pubCtx, stopPub := context.WithCancelCause(context.WithoutCancel(runCtx))
+	defer stopPub(nil)
+	grace := context.AfterFunc(runCtx, func() {
+		time.AfterFunc(shutdownGrace, func() { stopPub(errShutdownGrace) })
+	})
+	defer grace()
 	pub := st.pub
 	var pubWG sync.WaitGroup
-	pubWG.Go(pub.run)
+	pubWG.Go(func() { pub.run(pubCtx) })
 	cut := newCutter(st.rec, st.env, st.host)
 	pub.in <- cut.cut(st.env.tl.start, false) // batch 0: "wait for my final batch"
-	st.offer(ctx, cut, pub.in)
+	st.offer(stepCtx, cut, pub.in)
 	pub.in <- cut.cut(time.Now(), true)
 	close(pub.in)
 	pubWG.Wait()
@@ -122,13 +137,26 @@ func (st *stepRun) dispatcher(queue chan<- job) *dispatcher {
 	}
 }
 
-// flush cuts a batch every FlushInterval until stop is closed.
+// flush cuts a batch every FlushInterval until stop is closed. It never
+// blocks on the publisher: while the publisher's queue is full (NATS slow or
+// down), it cuts nothing, so the next batch cut carries those counts too and
+// nothing is lost.
 func (st *stepRun) flush(cut *cutter, out chan<- *messages.SampleBatch, stop <-chan struct{}) {
 	t := time.NewTicker(st.cfg.FlushInterval)
 	defer t.Stop()
+	skipped := 0
 	for {
 		select {
 		case <-t.C:
+			if len(out) == cap(out) {
+				skipped++
+				continue
+			}
+			if skipped > 0 {
+				st.log.Warn("producer: publisher queue was full; later batches carry the counts of the intervals not cut",
+					"intervals", skipped)
+				skipped = 0
+			}
 			out <- cut.cut(time.Now(), false)
 		case <-stop:
 			return
