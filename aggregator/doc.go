@@ -17,7 +17,7 @@
 // It publishes each StepResult as JSON (Content-Type application/json) on
 // "imapload.results.<run>", kept in the stream IMAPLOAD_RESULTS, with the
 // message id "result-<run>-<step>" (".r<revision>" appended after the first;
-// [ResultMsgID]). It creates or updates both
+// [messages.ResultMsgID]). It creates or updates both
 // streams with package bus at start.
 //
 // # What is pooled, and how

@@ -3,8 +3,6 @@ package aggregator
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/imapload/imapload/messages"
@@ -35,18 +33,11 @@ func newOpenStep(cmd messages.StepCommand, opts *PoolOptions) *openStep {
 	return &openStep{key: stepKey{cmd.Run, cmd.Step}, pool: NewCommandPool(cmd, opts), seen: map[uint64]bool{}}
 }
 
-// parseSubject reads the step from a samples subject,
-// "imapload.samples.<run>.<step>.<producer>".
+// parseSubject reads the step from a samples subject (see
+// messages.ParseSamplesSubject).
 func parseSubject(subject string) (stepKey, bool) {
-	tok := strings.Split(subject, ".")
-	if len(tok) != 5 || tok[0] != "imapload" || tok[1] != "samples" {
-		return stepKey{}, false
-	}
-	step, err := strconv.Atoi(tok[3])
-	if err != nil || step < 1 || step > messages.MaxStep || messages.ValidName(tok[2]) != nil {
-		return stepKey{}, false
-	}
-	return stepKey{tok[2], step}, true
+	run, step, _, ok := messages.ParseSamplesSubject(subject)
+	return stepKey{run, step}, ok
 }
 
 // absorb pools the message stored at seq, once. It reports whether the

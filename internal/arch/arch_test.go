@@ -35,7 +35,6 @@ var rules = map[string]rule{
 	// contract's own codec, which only the contract imports.
 	"messages/internal/wire": {importers: []string{"messages"}},
 	"messages":               {uses: []string{"messages/internal/wire"}},
-	"internal/sysmon":        {},
 	"embedded":               {nats: true}, // the in-process servers: only cmd/ and natstest import them
 	// On top of messages: the pure cores and the NATS plumbing.
 	"recorder": {uses: wire},
@@ -49,7 +48,7 @@ var rules = map[string]rule{
 	"ramp":       {uses: control, nats: true},
 	"progress":   {uses: control, nats: true},
 	// The binary wires everything together, and links no test code.
-	"cmd/imapload": {uses: slices.Concat(cores, roles, []string{"embedded", "internal/sysmon"}), nats: true},
+	"cmd/imapload": {uses: slices.Concat(cores, roles, []string{"embedded"}), nats: true},
 	// Test support, imported by _test.go files only (and the e2estatus tool).
 	"internal/testkit":          {testing: true},
 	"internal/testkit/natstest": {uses: []string{"embedded"}, nats: true, testing: true},
