@@ -152,7 +152,7 @@ func TestOutagePublisherStopBounded(t *testing.T) {
 // TestOutagePublisherStopsWithItsContext: with a budget far longer than the
 // test (an operator's --publish-retry) and NATS down for good, a publisher
 // whose context ends (the producer stopping, after shutdownGrace) stops
-// waiting at once and counts every batch lost: the one it was retrying and
+// waiting at once and counts every batch lost: the one it kept to retry and
 // the final one, never sent.
 func TestOutagePublisherStopsWithItsContext(t *testing.T) {
 	t.Parallel() // waits on NATS outages and timeouts, with servers of its own
@@ -165,8 +165,8 @@ func TestOutagePublisherStopsWithItsContext(t *testing.T) {
 	go func() { defer close(done); p.run(ctx) }()
 	rec := recorder.New("stop", 1, "p1", messages.StepInfo{}, nil)
 	p.in <- rec.Cut(0, 0, false, messages.Health{})
-	testkit.WaitFor(t, 10*time.Second, "the first batch's retry", func() bool {
-		return strings.Contains(logs.String(), "publish failed; retrying")
+	testkit.WaitFor(t, 10*time.Second, "the first batch kept to retry", func() bool {
+		return strings.Contains(logs.String(), "not acknowledged yet")
 	})
 	cancel(errShutdownGrace)
 	p.in <- rec.Cut(0, 0, true, messages.Health{})

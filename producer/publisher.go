@@ -33,6 +33,10 @@ var errDisconnected = errors.New("producer: NATS connection down; not sent")
 // publisher publishes one step's batches in order, each with its message id
 // so that a retry is stored once (bus.DedupeWindow, 10 min).
 //
+// Batches are sent without waiting for their acks: the acks of those in
+// flight are looked at before each later batch and waited for before the
+// final one, so a slow ack never holds back the next batch.
+//
 // A batch is counted lost only when it was never acknowledged. A batch not
 // acknowledged in time (its ack timed out, so it may be stored all the same,
 // or NATS was down) is kept in unacked and published again with the same id
@@ -61,7 +65,15 @@ type publisher struct {
 	rng      *rand.Rand
 	lost     uint64      // lost for sure and not yet carried by a batch
 	unacked  []*outgoing // not acknowledged yet, in order; kept for another try
+	inflight []flight    // sent, ack not in yet: batches are not waited for one by one
 	since    time.Time   // when the current outage began; zero while acks come
+}
+
+// flight is a batch sent whose ack has not been looked at yet.
+type flight struct {
+	o    *outgoing
+	f    jetstream.PubAckFuture
+	sent time.Time
 }
 
 // outgoing is one encoded batch on its way.
@@ -93,6 +105,7 @@ func (p *publisher) run(ctx context.Context) {
 		p.lost += b.Health.Lost + 1
 		unsent++
 	}
+	p.reap(ctx, true)
 	p.settle(ctx) // unacked ones left by a context that ended mid-retry
 	if unsent > 0 {
 		p.log.Error("producer: sample batches not sent: the time to publish them ran out as the producer stopped",
@@ -100,11 +113,14 @@ func (p *publisher) run(ctx context.Context) {
 	}
 }
 
-// ship publishes b carrying the count of batches lost before it. Unacked
-// batches are tried again first: once before a batch, and for the rest of
-// the budget before the final one. Once the budget is spent, b joins them
-// and they all get one attempt together.
+// ship publishes b carrying the count of batches lost before it. A batch
+// other than the final one is sent without waiting for its ack: the acks of
+// the batches in flight are looked at before each later batch, and waited
+// for before the final one. Unacked batches are tried again first: once
+// before a batch, and for the rest of the budget before the final one. Once
+// the budget is spent, b joins them and they all get one attempt together.
 func (p *publisher) ship(ctx context.Context, b *messages.SampleBatch) {
+	p.reap(ctx, b.Final)
 	if b.Final {
 		p.settle(ctx)
 	}
@@ -122,15 +138,70 @@ func (p *publisher) ship(ctx context.Context, b *messages.SampleBatch) {
 		}
 		p.resend(ctx)
 	}
-	if o == nil {
+	switch {
+	case o == nil:
+	case !b.Final:
+		p.launch(o)
+	default:
+		if err := p.publish(ctx, o); err != nil {
+			p.lose(b.Seq, b.Health.Lost, b.Final, err)
+		}
+	}
+}
+
+// launch sends o and leaves its ack in flight; an o that cannot be sent is
+// kept unacked.
+func (p *publisher) launch(o *outgoing) {
+	now := time.Now()
+	f, err := p.send(o)
+	if err != nil {
+		if p.since.IsZero() {
+			p.since = now
+		}
+		p.keepUnacked(o, err)
 		return
 	}
-	if err := p.publish(ctx, o); err != nil {
-		if !b.Final {
-			p.keepUnacked(o, err)
-			return
+	p.inflight = append(p.inflight, flight{o: o, f: f, sent: now})
+}
+
+// reap looks at the acks of the batches in flight: an acknowledged one is
+// done, a failed one is kept unacked. With all, or when more than maxUnacked
+// are in flight, it waits for them, each at most its ackWait from its send.
+func (p *publisher) reap(ctx context.Context, all bool) {
+	all = all || len(p.inflight) > maxUnacked
+	still := p.inflight[:0]
+	for _, fl := range p.inflight {
+		done, err := answer(fl.f)
+		if !done && all {
+			done, err = true, p.await(ctx, fl.f, ackWait-time.Since(fl.sent))
 		}
-		p.lose(b.Seq, b.Health.Lost, b.Final, err)
+		switch {
+		case !done:
+			still = append(still, fl)
+		case err == nil:
+			p.since = time.Time{}
+		default:
+			fl.o.maybe = fl.o.maybe || !answered(err)
+			if p.since.IsZero() {
+				p.since = fl.sent
+			}
+			p.keepUnacked(fl.o, err)
+		}
+	}
+	clear(p.inflight[len(still):])
+	p.inflight = still
+}
+
+// answer reports whether f has its outcome, and the outcome, without
+// waiting.
+func answer(f jetstream.PubAckFuture) (bool, error) {
+	select {
+	case <-f.Ok():
+		return true, nil
+	case err := <-f.Err():
+		return true, err
+	default:
+		return false, nil
 	}
 }
 
