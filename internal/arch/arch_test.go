@@ -56,6 +56,9 @@ var rules = map[string]rule{
 	"internal/testkit/natstest": {uses: []string{"embedded"}, nats: true, testing: true},
 	"internal/e2estatus":        {uses: []string{"internal/testkit"}, testing: true},
 	"internal/arch":             {},
+	// The fleet benchmark: its code is all in _test.go files, which drive
+	// the aggregator, the recorder and bus over the embedded NATS.
+	"internal/fleetbench": {},
 }
 
 // listDeps maps every package of the module (relative to it) to the packages
