@@ -1,34 +1,15 @@
 package producer_test
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/internal/testkit"
 )
-
-// lockedBuffer is a log destination safe for concurrent writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestOutageRefusalFlood sends a flood of bad step commands, in two forms of
 // one kind (invalid step command): every one is answered, and the producer
@@ -37,7 +18,7 @@ func TestOutageRefusalFlood(t *testing.T) {
 	t.Parallel()      // waits on NATS outages and timeouts, with servers of its own
 	const flood = 200 // commands of each kind
 	f := newFleet(t, &embedded.IMAPOptions{Users: 4})
-	var logs lockedBuffer
+	var logs testkit.Buffer
 	opts := f.options("c1", 2)
 	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	f.start(opts)
