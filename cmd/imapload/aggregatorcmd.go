@@ -1,12 +1,17 @@
 package main
 
 import (
+	"log/slog"
+	"time"
+
 	"github.com/imapload/imapload/aggregator"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func aggregatorCmd() *cobra.Command {
-	cmd := &cobra.Command{
+func aggregatorCmd(g *globalFlags) *cobra.Command {
+	c := &aggregatorConfig{}
+	return bind(&cobra.Command{
 		Use:   "aggregator",
 		Short: "Pool every producer's sample batches into one result per step",
 		Long: `Consumes the IMAPLOAD_SAMPLES stream with a durable consumer, pools each step's batches
@@ -14,26 +19,38 @@ func aggregatorCmd() *cobra.Command {
 as JSON on imapload.results.<run> once every producer sent its final batch or the step
 timed out. A restarted aggregator resumes where it left off.`,
 		Args: cobra.NoArgs,
-		RunE: runAggregator,
-	}
-	addNATSFlags(cmd)
-	cmd.Flags().Duration("step-timeout", 0, "wait past a step's end for missing final batches (default 15s)")
-	cmd.Flags().String("durable", "", "durable consumer name (default imapload-aggregator)")
-	return cmd
+		RunE: func(cmd *cobra.Command, _ []string) error { return runAggregator(cmd, c, g.logger(cmd)) },
+	}, c)
 }
 
-func runAggregator(cmd *cobra.Command, _ []string) error {
-	nc, err := connectNATS(cmd, "imapload-aggregator")
+// aggregatorConfig is the configuration of `imapload aggregator`.
+type aggregatorConfig struct {
+	StepTimeout time.Duration // --step-timeout past a step's end for missing final batches, 0 for the default
+	Durable     string        // --durable consumer name, "" for the default
+	NATS        natsConfig
+}
+
+func (c *aggregatorConfig) add(fs *pflag.FlagSet) {
+	c.NATS.add(fs)
+	fs.DurationVar(&c.StepTimeout, "step-timeout", 0, "wait past a step's end for missing final batches (default 15s)")
+	fs.StringVar(&c.Durable, "durable", "", "durable consumer name (default imapload-aggregator)")
+}
+
+func (c *aggregatorConfig) validate() error {
+	return flagErrors(c.NATS.checks(), []error{checkDuration("step-timeout", c.StepTimeout)})
+}
+
+func runAggregator(cmd *cobra.Command, c *aggregatorConfig, log *slog.Logger) error {
+	nc, err := c.NATS.connect("imapload-aggregator")
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	o := &aggregator.Options{Durable: flagString(cmd, "durable"), Bus: busOptions(cmd), Logger: logger(cmd)}
-	o.StepTimeout, _ = cmd.Flags().GetDuration("step-timeout")
+	o := &aggregator.Options{Durable: c.Durable, StepTimeout: c.StepTimeout, Bus: c.NATS.bus(), Logger: log}
 	a, err := aggregator.New(nc, o)
 	if err != nil {
 		return err
 	}
-	o.Logger.Info("aggregator: ready")
+	log.Info("aggregator: ready")
 	return a.Run(cmd.Context())
 }

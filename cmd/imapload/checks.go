@@ -6,8 +6,10 @@ import (
 	"math"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -18,21 +20,30 @@ import (
 // nonsense (--threshold 2, --sessions 0) is refused at once, as a usage
 // error that says what is wanted.
 
-// numericRules bound the numeric flags, by name; "command/flag" overrides
-// the rule of a name that means something else in one command.
-var numericRules = map[string]numericRule{
-	"users": {min: 1}, "sessions": {min: 1}, "sessions-per-account": {min: 1}, "accounts-count": {min: 1},
-	"max-steps": {min: 1}, "demo/producers": {min: 1}, "step/producers": {min: 0},
-	"workers": {min: 0}, "queue": {min: 0}, "reservoir": {min: 0}, "procs": {min: 0}, "max-messages": {min: 0},
-	"after-knee": {min: 0}, "refine": {min: 0}, "replicas": {min: 1, max: 5},
-	"slow-fraction": {min: 0, max: 1}, "drop-fraction": {min: 0, max: 1}, "no-fraction": {min: 0, max: 1},
-	"threshold":   {min: 0, max: 1, openMin: true},
-	"bcrypt-cost": {min: 0, max: 31, gap: [2]float64{1, 3}},
+// A config is one command's flags, bound to the fields of a struct: add
+// declares them on fs, validate refuses impossible values (it does no
+// network I/O).
+type config interface {
+	add(fs *pflag.FlagSet)
+	validate() error
 }
 
-// durationsMayBeNegative are duration flags whose -1 means "the default"
-// (they are checked by the step command's validation).
-var durationsMayBeNegative = map[string]bool{"warmup": true, "stagger": true}
+// bind declares c's flags on cmd and checks them before cmd runs, once the
+// environment and the secret files have completed them (the root's
+// PersistentPreRunE).
+func bind(cmd *cobra.Command, c config) *cobra.Command {
+	c.add(cmd.Flags())
+	cmd.PreRunE = func(*cobra.Command, []string) error { return usage(c.validate()) }
+	return cmd
+}
+
+// flagErrors joins the errors of single flags in the order of the flags'
+// names, as --help lists them; nil ones are skipped.
+func flagErrors(errs ...[]error) error {
+	all := slices.DeleteFunc(slices.Concat(errs...), func(err error) bool { return err == nil })
+	slices.SortFunc(all, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(all...)
+}
 
 // numericRule is a closed range [min, max] (max 0: none), open at min when
 // openMin, with an excluded closed gap when gap is set.
@@ -41,6 +52,19 @@ type numericRule struct {
 	openMin  bool
 	gap      [2]float64
 }
+
+// atLeast is the rule of a count or a size: ≥ min.
+func atLeast(min float64) numericRule { return numericRule{min: min} }
+
+// between is the rule of a fraction or a bounded count: [min, max].
+func between(min, max float64) numericRule { return numericRule{min: min, max: max} }
+
+// thresholdRule is the rule of a delivered/target ratio: (0, 1].
+func thresholdRule() numericRule { return numericRule{min: 0, max: 1, openMin: true} }
+
+// bcryptRule is the rule of a bcrypt cost: 0 (plain passwords) or 4–31,
+// since bcrypt replaces 1–3 by its default.
+func bcryptRule() numericRule { return numericRule{min: 0, max: 31, gap: [2]float64{1, 3}} }
 
 func (r numericRule) check(v float64) error {
 	switch {
@@ -71,51 +95,41 @@ func (r numericRule) String() string {
 
 func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// checkFlags checks every flag of cmd that has a rule, and the addresses and
-// folders it names; it does no network I/O.
-func checkFlags(cmd *cobra.Command) error {
-	var errs []error
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if err := checkFlag(cmd.Name(), f); err != nil {
-			errs = append(errs, err)
-		}
-	})
-	errs = append(errs, checkRequired(cmd), checkOut(cmd))
-	return usage(errors.Join(errs...))
+// checkInt checks v, the value of the int flag --name, against r.
+func checkInt(name string, v int, r numericRule) error {
+	return checkNumber(name, strconv.Itoa(v), float64(v), r)
 }
 
-func checkFlag(command string, f *pflag.Flag) error {
-	switch f.Value.Type() {
-	case "int", "float64":
-		rule, ok := numericRules[command+"/"+f.Name]
-		if !ok {
-			rule, ok = numericRules[f.Name]
-		}
-		v, err := strconv.ParseFloat(f.Value.String(), 64)
-		if ok && err == nil {
-			if err := rule.check(v); err != nil {
-				return fmt.Errorf("--%s %s: %w", f.Name, f.Value, err)
-			}
-		}
-	case "duration":
-		if strings.HasPrefix(f.Value.String(), "-") && !durationsMayBeNegative[f.Name] {
-			return fmt.Errorf("--%s %s: want a duration ≥ 0", f.Name, f.Value)
-		}
+// checkFloat checks v, the value of the float flag --name, against r.
+func checkFloat(name string, v float64, r numericRule) error {
+	return checkNumber(name, strconv.FormatFloat(v, 'g', -1, 64), v, r)
+}
+
+// checkNumber names the flag and its value as given (shown) when v breaks r.
+func checkNumber(name, shown string, v float64, r numericRule) error {
+	if err := r.check(v); err != nil {
+		return fmt.Errorf("--%s %s: %w", name, shown, err)
 	}
 	return nil
 }
 
-// checkRequired checks the address a producer cannot do without.
-func checkRequired(cmd *cobra.Command) error {
-	f := cmd.Flags().Lookup("imap")
-	if f == nil {
-		return nil
+// checkDuration refuses a negative duration; the flags whose -1 means "the
+// default" (--warmup, --stagger) are checked by the step command's
+// validation instead.
+func checkDuration(name string, d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("--%s %s: want a duration ≥ 0", name, d)
 	}
-	if f.Value.String() == "" {
+	return nil
+}
+
+// checkIMAP checks the address a producer cannot do without.
+func checkIMAP(addr string) error {
+	if addr == "" {
 		return errors.New("--imap is required: the IMAP server's host:port, e.g. --imap mail.example.net:993 --tls (or IMAPLOAD_IMAP)")
 	}
-	if _, _, err := net.SplitHostPort(f.Value.String()); err != nil {
-		return fmt.Errorf("--imap %q: want host:port, e.g. mail.example.net:993", f.Value)
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("--imap %q: want host:port, e.g. mail.example.net:993", addr)
 	}
 	return nil
 }
@@ -123,9 +137,8 @@ func checkRequired(cmd *cobra.Command) error {
 // checkOut makes sure --out is a folder this process can write to, now
 // rather than after the whole run. The folder is created if missing (the
 // report would create it anyway).
-func checkOut(cmd *cobra.Command) error {
-	dir := flagString(cmd, "out")
-	if dir == "" || cmd.Flags().Lookup("out") == nil {
+func checkOut(dir string) error {
+	if dir == "" {
 		return nil
 	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {

@@ -2,18 +2,19 @@ package main
 
 import "github.com/spf13/cobra"
 
-// commands lists the subcommands; each lives in a file named after it.
-func commands() []*cobra.Command {
+// commands lists the subcommands; each lives in a file named after it, with
+// its config (bind), and logs at g's level.
+func commands(g *globalFlags) []*cobra.Command {
 	return []*cobra.Command{
-		natsCmd(),
+		natsCmd(g),
 		rolesCmd(),
-		imapserverCmd(),
-		producerCmd(),
-		aggregatorCmd(),
-		reporterCmd(),
-		stepCmd(),
-		rampCmd(),
-		demoCmd(),
+		imapserverCmd(g),
+		producerCmd(g),
+		aggregatorCmd(g),
+		reporterCmd(g),
+		stepCmd(g),
+		rampCmd(g),
+		demoCmd(g),
 		tailCmd(),
 		compareCmd(),
 	}

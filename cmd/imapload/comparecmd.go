@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,13 +14,15 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/reporter"
 )
 
 func compareCmd() *cobra.Command {
-	cmd := &cobra.Command{
+	c := &compareConfig{}
+	return bind(&cobra.Command{
 		Use:   "compare RUN|REPORT.json|DIR ...",
 		Short: "Compare runs: the knee, the last held step and each phase's P99 side by side",
 		Long: `Lines runs up in time order and says, run by run, whether the knee and each phase's P99
@@ -30,49 +33,65 @@ latest revisions, judged at --threshold), or a report.json file, or a folder hol
 		Example: `  imapload compare r1 r2 r3
   imapload compare imapload-report/demo-20261130-101500 imapload-report/demo-20261130-121500 --json`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: runCompare,
-	}
-	addNATSFlags(cmd)
-	cmd.Flags().Bool("json", false, "print the comparison as JSON")
-	cmd.Flags().String("out", "", "also write compare.txt, compare.json and compare.html to this folder")
-	cmd.Flags().Float64("threshold", reporter.DefaultThreshold, "delivered/target ratio under which a step is the knee (runs read from NATS)")
-	cmd.Flags().String("phases", "login,fetch", "phases whose P99 the table and page show, comma separated (\"all\": every one; the JSON has all)")
-	return cmd
+		RunE: func(cmd *cobra.Command, args []string) error { return runCompare(cmd, c, args) },
+	}, c)
 }
 
-func runCompare(cmd *cobra.Command, args []string) error {
-	threshold, _ := cmd.Flags().GetFloat64("threshold")
+// compareConfig is the configuration of `imapload compare`.
+type compareConfig struct {
+	JSON      bool    // --json: print the comparison as JSON
+	Out       string  // --out: folder for compare.txt, .json and .html, "" for none
+	Threshold float64 // --threshold of runs read from NATS
+	Phases    string  // --phases whose P99 the table and page show, comma separated, or "all"
+	NATS      natsConfig
+}
+
+func (c *compareConfig) add(fs *pflag.FlagSet) {
+	c.NATS.add(fs)
+	fs.BoolVar(&c.JSON, "json", false, "print the comparison as JSON")
+	fs.StringVar(&c.Out, "out", "", "also write compare.txt, compare.json and compare.html to this folder")
+	fs.Float64Var(&c.Threshold, "threshold", reporter.DefaultThreshold, "delivered/target ratio under which a step is the knee (runs read from NATS)")
+	fs.StringVar(&c.Phases, "phases", "login,fetch", "phases whose P99 the table and page show, comma separated (\"all\": every one; the JSON has all)")
+}
+
+func (c *compareConfig) validate() error {
+	return errors.Join(
+		flagErrors(c.NATS.checks(), []error{checkFloat("threshold", c.Threshold, thresholdRule())}),
+		checkOut(c.Out))
+}
+
+func runCompare(cmd *cobra.Command, c *compareConfig, args []string) error {
 	var nc *nats.Conn
 	var reports []messages.RunReport
 	for _, arg := range args {
 		rep, err := loadReport(arg)
 		if errors.Is(err, errNotAFile) {
 			if nc == nil {
-				if nc, err = connectNATS(cmd, "imapload-compare"); err != nil {
+				if nc, err = c.NATS.connect("imapload-compare"); err != nil {
 					return err
 				}
 				defer nc.Close()
 			}
-			rep, err = fetchReport(cmd, nc, arg, threshold)
+			rep, err = fetchReport(cmd.Context(), nc, arg, c.Threshold)
 		}
 		if err != nil {
 			return err
 		}
 		reports = append(reports, rep)
 	}
-	c := reporter.Compare(reports)
-	if on, _ := cmd.Flags().GetBool("json"); on {
-		return reporter.RenderCompareJSON(cmd.OutOrStdout(), c)
+	cmp := reporter.Compare(reports)
+	if c.JSON {
+		return reporter.RenderCompareJSON(cmd.OutOrStdout(), cmp)
 	}
-	if ph := flagString(cmd, "phases"); ph != "all" {
-		c = c.Only(strings.Split(ph, ","))
+	if c.Phases != "all" {
+		cmp = cmp.Only(strings.Split(c.Phases, ","))
 	}
-	if dir := flagString(cmd, "out"); dir != "" {
-		if err := writeCompare(dir, c); err != nil {
+	if c.Out != "" {
+		if err := writeCompare(c.Out, cmp); err != nil {
 			return err
 		}
 	}
-	return reporter.RenderCompare(cmd.OutOrStdout(), c)
+	return reporter.RenderCompare(cmd.OutOrStdout(), cmp)
 }
 
 var errNotAFile = errors.New("not a report file")
@@ -104,9 +123,9 @@ func loadReport(arg string) (messages.RunReport, error) {
 }
 
 // fetchReport builds run's report from its step results on NATS.
-func fetchReport(cmd *cobra.Command, nc *nats.Conn, run string, threshold float64) (messages.RunReport, error) {
+func fetchReport(ctx context.Context, nc *nats.Conn, run string, threshold float64) (messages.RunReport, error) {
 	t := &tailer{out: io.Discard, steps: map[int]messages.StepResult{}}
-	if err := t.follow(cmd.Context(), nc, run, true, 0); err != nil || len(t.steps) == 0 {
+	if err := t.follow(ctx, nc, run, true, 0); err != nil || len(t.steps) == 0 {
 		return messages.RunReport{}, fmt.Errorf("run %s: no step result on %s (%v)", run, messages.ResultsSubject(run), err)
 	}
 	return reporter.Build(run, slices.Collect(maps.Values(t.steps)), threshold, time.Now()), nil

@@ -19,10 +19,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func demoCmd() *cobra.Command {
-	cmd := &cobra.Command{
+func demoCmd(g *globalFlags) *cobra.Command {
+	c := newDemoConfig()
+	return bind(&cobra.Command{
 		Use:   "demo",
 		Short: "Run the whole pipeline in one process against the embedded IMAP server",
 		Long: `Starts an embedded NATS server with JetStream (temporary store), the embedded IMAP server
@@ -34,22 +36,44 @@ report files to --out.`,
 		Example: `  go run ./cmd/imapload demo
   go run ./cmd/imapload demo --step-duration 5s --rates 200,400,800 --out /tmp/report`,
 		Args: cobra.NoArgs,
-		RunE: runDemo,
-	}
-	addRampFlags(cmd)
-	addProducerFlags(cmd)
-	addIMAPServerFlags(cmd)
-	cmd.Flags().Int("producers", 3, "producers to run in this process")
-	cmd.Flags().Lookup("tls").Usage = "serve implicit TLS with a self-signed certificate, which the demo's producers dial and trust"
-	// The server's knobs put the knee inside the default ramp: 2 workers × 3 ms
-	// is 667 commands/s, so 400/s holds and 800/s does not (set-up commands
-	// add about a tenth to the scheduled rate).
-	for name, v := range map[string]string{"out": "imapload-report", "step-duration": "8s", "max": "3200",
-		"workers": "2", "service-time": "3ms", "slow-fraction": "0.05", "slow-delay": "30ms",
-		"bcrypt-cost": "7", "login-cache-ttl": "5s"} {
-		setDefault(cmd, name, v)
-	}
-	return cmd
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd, c, g.logger(cmd)) },
+	}, c)
+}
+
+// demoConfig is the configuration of `imapload demo`.
+type demoConfig struct {
+	Producers int // --producers to run in this process
+	Ramp      rampFlags
+	Producer  producerFlags
+	Server    imapServerFlags
+}
+
+// newDemoConfig returns the demo's defaults. The server's knobs put the knee
+// inside the default ramp: 2 workers × 3 ms is 667 commands/s, so 400/s
+// holds and 800/s does not (set-up commands add about a tenth to the
+// scheduled rate).
+func newDemoConfig() *demoConfig {
+	c := &demoConfig{Ramp: defaultRamp(), Server: defaultIMAPServer()}
+	c.Ramp.Out, c.Ramp.StepDuration, c.Ramp.Max = "imapload-report", 8*time.Second, 3200
+	s := &c.Server
+	s.Workers, s.ServiceTime, s.SlowFraction, s.SlowDelay = 2, 3*time.Millisecond, 0.05, 30*time.Millisecond
+	s.BcryptCost, s.LoginCacheTTL = 7, 5*time.Second
+	return c
+}
+
+func (c *demoConfig) add(fs *pflag.FlagSet) {
+	c.Ramp.add(fs)
+	c.Producer.add(fs)
+	c.Server.add(fs)
+	fs.BoolVar(&c.Server.TLS, "tls", false, "serve implicit TLS with a self-signed certificate, which the demo's producers dial and trust")
+	fs.IntVar(&c.Producers, "producers", 3, "producers to run in this process")
+}
+
+func (c *demoConfig) validate() error {
+	return errors.Join(
+		flagErrors(c.Ramp.checks(), c.Producer.checks(), c.Server.checks(),
+			[]error{checkInt("producers", c.Producers, atLeast(1))}),
+		checkOut(c.Ramp.Out))
 }
 
 // demo holds the in-process pipeline.
@@ -64,39 +88,37 @@ type demo struct {
 	errs  chan error
 }
 
-func runDemo(cmd *cobra.Command, _ []string) error {
+func runDemo(cmd *cobra.Command, c *demoConfig, log *slog.Logger) error {
 	ctx := cmd.Context()
-	d := &demo{out: cmd.OutOrStdout(), log: logger(cmd), errs: make(chan error, 16)}
+	d := &demo{out: cmd.OutOrStdout(), log: log, errs: make(chan error, 16)}
 	defer d.close()
-	if err := d.startServers(cmd); err != nil {
+	if err := d.startServers(c); err != nil {
 		return err
 	}
 	run := "demo-" + time.Now().UTC().Format("20060102-150405")
 	roles, cancelRoles := context.WithCancel(ctx)
 	defer func() { cancelRoles(); d.wg.Wait() }()
-	if _, err := d.startRoles(roles, cmd, run); err != nil {
+	if _, err := d.startRoles(roles, c, run); err != nil {
 		return err
 	}
-	n, _ := cmd.Flags().GetInt("producers")
-	if err := d.awaitProducers(ctx, n); err != nil {
+	if err := d.awaitProducers(ctx, c.Producers); err != nil {
 		return err
 	}
-	crit, err := rampCriteria(cmd)
+	crit, err := c.Ramp.criteria()
 	if err != nil {
 		return err
 	}
-	results, err := d.ramp(ctx, cmd, run)
+	results, err := d.ramp(ctx, &c.Ramp, run)
 	if len(results) == 0 {
 		return errors.Join(err, d.roleErr())
 	}
-	threshold, _ := cmd.Flags().GetFloat64("threshold")
-	report := runReport(run, results, threshold, crit, err)
-	ferr := finish(d.out, flagString(cmd, "out"), report)
-	printDemoFindings(d.out, report, d.setup(cmd))
+	report := runReport(run, results, c.Ramp.Threshold, crit, err)
+	ferr := finish(d.out, c.Ramp.Out, report)
+	printDemoFindings(d.out, report, d.setup(&c.Server))
 	return errors.Join(verdictError(report), ferr, d.roleErr())
 }
 
-func (d *demo) startServers(cmd *cobra.Command) error {
+func (d *demo) startServers(c *demoConfig) error {
 	dir, err := os.MkdirTemp("", "imapload-demo-nats-")
 	if err != nil {
 		return err
@@ -106,7 +128,7 @@ func (d *demo) startServers(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	d.imap, err = embedded.StartIMAP(imapOptions(cmd, "127.0.0.1:0"))
+	d.imap, err = embedded.StartIMAP(c.Server.options("127.0.0.1:0"))
 	if err != nil {
 		return err
 	}
@@ -135,10 +157,9 @@ func (d *demo) start(ctx context.Context, name string, run func(context.Context)
 	}()
 }
 
-func (d *demo) startRoles(ctx context.Context, cmd *cobra.Command, run string) (*reporter.Reporter, error) {
-	n, _ := cmd.Flags().GetInt("producers")
-	for i := 1; i <= n; i++ {
-		if err := d.startProducer(ctx, cmd, fmt.Sprintf("demo-p%d", i), uint64(i)); err != nil {
+func (d *demo) startRoles(ctx context.Context, c *demoConfig, run string) (*reporter.Reporter, error) {
+	for i := 1; i <= c.Producers; i++ {
+		if err := d.startProducer(ctx, &c.Producer, fmt.Sprintf("demo-p%d", i), uint64(i)); err != nil {
 			return nil, err
 		}
 	}
@@ -154,8 +175,7 @@ func (d *demo) startRoles(ctx context.Context, cmd *cobra.Command, run string) (
 	if nc, err = d.connect("imapload-reporter"); err != nil {
 		return nil, err
 	}
-	threshold, _ := cmd.Flags().GetFloat64("threshold")
-	rep, err := reporter.New(nc, run, &reporter.Options{Threshold: threshold, OutDir: flagString(cmd, "out"), Logger: d.log})
+	rep, err := reporter.New(nc, run, &reporter.Options{Threshold: c.Ramp.Threshold, OutDir: c.Ramp.Out, Logger: d.log})
 	if err != nil {
 		return nil, err
 	}
@@ -163,8 +183,8 @@ func (d *demo) startRoles(ctx context.Context, cmd *cobra.Command, run string) (
 	return rep, nil
 }
 
-func (d *demo) startProducer(ctx context.Context, cmd *cobra.Command, id string, seed uint64) error {
-	o, err := producerOptions(cmd)
+func (d *demo) startProducer(ctx context.Context, p *producerFlags, id string, seed uint64) error {
+	o, err := p.options(nil)
 	if err != nil {
 		return err
 	}
@@ -176,11 +196,11 @@ func (d *demo) startProducer(ctx context.Context, cmd *cobra.Command, id string,
 	if err != nil {
 		return err
 	}
-	p, err := producer.New(nc, o)
+	pr, err := producer.New(nc, o)
 	if err != nil {
 		return err
 	}
-	d.start(ctx, id, p.Run)
+	d.start(ctx, id, pr.Run)
 	return nil
 }
 
@@ -208,8 +228,8 @@ func (d *demo) awaitProducers(ctx context.Context, n int) error {
 	return fmt.Errorf("demo: %d producers did not register within 15s", n)
 }
 
-func (d *demo) ramp(ctx context.Context, cmd *cobra.Command, run string) ([]messages.StepResult, error) {
-	plan, tmpl, err := rampPlan(cmd, run)
+func (d *demo) ramp(ctx context.Context, r *rampFlags, run string) ([]messages.StepResult, error) {
+	plan, tmpl, err := r.plan(run)
 	if err != nil {
 		return nil, err
 	}
@@ -220,9 +240,8 @@ func (d *demo) ramp(ctx context.Context, cmd *cobra.Command, run string) ([]mess
 	return driveRamp(ctx, nc, &ramp.Options{Template: tmpl, Plan: plan, ResultWait: 30 * time.Second, Logger: d.log}, d.out)
 }
 
-func (d *demo) setup(cmd *cobra.Command) demoSetup {
-	o := imapOptions(cmd, "")
-	return demoSetup{capacity: d.imap.Capacity(), bcryptCost: o.BcryptCost, slowFraction: o.SlowFraction, slowDelay: o.SlowDelay}
+func (d *demo) setup(s *imapServerFlags) demoSetup {
+	return demoSetup{capacity: d.imap.Capacity(), bcryptCost: s.BcryptCost, slowFraction: s.SlowFraction, slowDelay: s.SlowDelay}
 }
 
 func (d *demo) roleErr() error {
@@ -247,14 +266,4 @@ func (d *demo) close() {
 	if d.store != "" {
 		os.RemoveAll(d.store)
 	}
-}
-
-// setDefault changes a flag's default value (shown in --help too).
-func setDefault(cmd *cobra.Command, name, v string) {
-	f := cmd.Flags().Lookup(name)
-	if err := f.Value.Set(v); err != nil {
-		panic(fmt.Sprintf("flag --%s default %q: %v", name, v, err))
-	}
-	f.DefValue = v
-	f.Usage = defaultNote.ReplaceAllString(f.Usage, "") // pflag prints the new one
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"regexp"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -20,6 +21,9 @@ func documentFlags(cmd *cobra.Command) {
 		}
 		u := handEnv.ReplaceAllString(f.Usage, "")
 		note := defaultNote.FindString(u) // a default the usage states, last as pflag's are
+		if printsDefault(f) {
+			note = "" // the flag's own default (the demo's, say) replaces what its usage says
+		}
 		f.Usage = defaultNote.ReplaceAllString(u, "") + " [$" + envName(f.Name) + "]" + note
 	}
 	cmd.Flags().VisitAll(document)
@@ -38,7 +42,20 @@ var (
 	defaultNote = regexp.MustCompile(`\s*\(default[: ](?:[^()]|\([^()]*\))*\)`)
 )
 
-// hideDefault keeps pflag from printing a default that is a sentinel (a
-// negative duration meaning "derived"): the usage says what it is. Only
-// --help reads DefValue; the flag's value stays the sentinel.
-func hideDefault(f *pflag.Flag) { f.DefValue = "0s" }
+// printsDefault reports whether pflag prints f's default: it leaves out
+// zero values (its Flag.defaultIsZeroValue, for our flags' types).
+func printsDefault(f *pflag.Flag) bool {
+	switch f.DefValue {
+	case "", "0", "0s", "false", "[]":
+		return false
+	}
+	return true
+}
+
+// derivedDurationVar declares a duration flag whose default, -1, means
+// "derived" (the usage says how). pflag would print the sentinel: --help
+// shows none (only --help reads DefValue; the value stays -1).
+func derivedDurationVar(fs *pflag.FlagSet, p *time.Duration, name, usage string) {
+	fs.DurationVar(p, name, -1, usage)
+	fs.Lookup(name).DefValue = "0s"
+}

@@ -2,72 +2,114 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/imapload/imapload/embedded"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func imapserverCmd() *cobra.Command {
-	cmd := &cobra.Command{
+func imapserverCmd(g *globalFlags) *cobra.Command {
+	c := &imapServerConfig{Server: defaultIMAPServer()}
+	return bind(&cobra.Command{
 		Use:   "imapserver",
 		Short: "Run the embedded test IMAP server (in-memory, with capacity, slow-backend, login-cost and fault knobs)",
 		Example: `  imapload imapserver --users 100 --workers 4 --service-time 8ms
   imapload imapserver --users 100 --bcrypt-cost 8 --slow-fraction 0.05 --slow-delay 20ms --tls`,
 		Args: cobra.NoArgs,
-		RunE: runIMAPServer,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runIMAPServer(cmd, c, g.logger(cmd)) },
+	}, c)
+}
+
+// imapServerConfig is the configuration of `imapload imapserver`.
+type imapServerConfig struct {
+	Listen string // --listen: host:port
+	Server imapServerFlags
+}
+
+func (c *imapServerConfig) add(fs *pflag.FlagSet) {
+	c.Server.add(fs)
+	fs.BoolVar(&c.Server.TLS, "tls", false, "serve implicit TLS with a self-signed certificate")
+	fs.StringVar(&c.Listen, "listen", "127.0.0.1:1143", "address to listen on (host:port)")
+}
+
+func (c *imapServerConfig) validate() error { return flagErrors(c.Server.checks()) }
+
+// imapServerFlags are the knobs of the embedded IMAP server, which the
+// imapserver command and the demo share. Each command declares --tls itself,
+// with what it means there.
+type imapServerFlags struct {
+	Users         int           // --users: seeded accounts user1..userN
+	Password      string        // --user-password of every seeded account; never logged
+	Workers       int           // --workers: command slots, 0 for unlimited
+	ServiceTime   time.Duration // --service-time each command holds a slot
+	SlowFraction  float64       // --slow-fraction of accounts with a slow backend
+	SlowDelay     time.Duration // --slow-delay: a slow account's extra latency per mailbox command
+	BcryptCost    int           // --bcrypt-cost of a login cache miss, 0 for plain passwords
+	LoginCacheTTL time.Duration // --login-cache-ttl, 0 for the default
+	TLS           bool          // --tls: implicit TLS with a self-signed certificate
+	DropFraction  float64       // --drop-fraction of connections dropped abruptly
+	NoFraction    float64       // --no-fraction of mailbox commands answered NO
+	MaxMessages   int           // --max-messages per mailbox, 0 for the default
+}
+
+// defaultIMAPServer is the flags' defaults; add declares the flags with the
+// receiver's values as defaults, so the demo can start from its own.
+func defaultIMAPServer() imapServerFlags { return imapServerFlags{Users: 100, Password: "secret"} }
+
+func (s *imapServerFlags) add(fs *pflag.FlagSet) {
+	fs.IntVar(&s.Users, "users", s.Users, "seeded accounts user1..userN")
+	secretVar(fs, &s.Password, "user-password", s.Password, "password of every seeded account; prefer --user-password-file or env IMAPLOAD_USER_PASSWORD, as ps shows flags (never logged)")
+	fs.IntVar(&s.Workers, "workers", s.Workers, "command slots: capacity = workers / service-time (0: unlimited)")
+	fs.DurationVar(&s.ServiceTime, "service-time", s.ServiceTime, "time each command holds a slot")
+	fs.Float64Var(&s.SlowFraction, "slow-fraction", s.SlowFraction, "fraction of accounts (by hash) with a slow backend")
+	fs.DurationVar(&s.SlowDelay, "slow-delay", s.SlowDelay, "extra latency of a slow account's mailbox commands")
+	fs.IntVar(&s.BcryptCost, "bcrypt-cost", s.BcryptCost, "bcrypt cost of a login cache miss (0: plain passwords)")
+	fs.DurationVar(&s.LoginCacheTTL, "login-cache-ttl", s.LoginCacheTTL, "how long a login is cached (default 1m)")
+	fs.Float64Var(&s.DropFraction, "drop-fraction", s.DropFraction, "fraction of connections dropped abruptly")
+	fs.Float64Var(&s.NoFraction, "no-fraction", s.NoFraction, "fraction of mailbox commands answered NO")
+	fs.IntVar(&s.MaxMessages, "max-messages", s.MaxMessages, "messages kept per mailbox (default 1000)")
+}
+
+// checks returns the errors of the flags' values, nil for a good one.
+func (s *imapServerFlags) checks() []error {
+	return []error{
+		checkInt("users", s.Users, atLeast(1)),
+		checkInt("workers", s.Workers, atLeast(0)),
+		checkDuration("service-time", s.ServiceTime),
+		checkFloat("slow-fraction", s.SlowFraction, between(0, 1)),
+		checkDuration("slow-delay", s.SlowDelay),
+		checkInt("bcrypt-cost", s.BcryptCost, bcryptRule()),
+		checkDuration("login-cache-ttl", s.LoginCacheTTL),
+		checkFloat("drop-fraction", s.DropFraction, between(0, 1)),
+		checkFloat("no-fraction", s.NoFraction, between(0, 1)),
+		checkInt("max-messages", s.MaxMessages, atLeast(0)),
 	}
-	addIMAPServerFlags(cmd)
-	cmd.Flags().String("listen", "127.0.0.1:1143", "address to listen on (host:port)")
-	return cmd
 }
 
-func addIMAPServerFlags(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.Int("users", 100, "seeded accounts user1..userN")
-	f.String("user-password", "secret", "password of every seeded account; prefer --user-password-file or env IMAPLOAD_USER_PASSWORD, as ps shows flags (never logged)")
-	f.Int("workers", 0, "command slots: capacity = workers / service-time (0: unlimited)")
-	f.Duration("service-time", 0, "time each command holds a slot")
-	f.Float64("slow-fraction", 0, "fraction of accounts (by hash) with a slow backend")
-	f.Duration("slow-delay", 0, "extra latency of a slow account's mailbox commands")
-	f.Int("bcrypt-cost", 0, "bcrypt cost of a login cache miss (0: plain passwords)")
-	f.Duration("login-cache-ttl", 0, "how long a login is cached (default 1m)")
-	f.Bool("tls", false, "serve implicit TLS with a self-signed certificate")
-	f.Float64("drop-fraction", 0, "fraction of connections dropped abruptly")
-	f.Float64("no-fraction", 0, "fraction of mailbox commands answered NO")
-	f.Int("max-messages", 0, "messages kept per mailbox (default 1000)")
+// options returns the server's options, listening on addr.
+func (s *imapServerFlags) options(addr string) *embedded.IMAPOptions {
+	return &embedded.IMAPOptions{
+		Addr: addr, Users: s.Users, Password: s.Password,
+		Workers: s.Workers, ServiceTime: s.ServiceTime, SlowFraction: s.SlowFraction, SlowDelay: s.SlowDelay,
+		BcryptCost: s.BcryptCost, LoginCacheTTL: s.LoginCacheTTL, TLS: s.TLS,
+		DropFraction: s.DropFraction, NoFraction: s.NoFraction, MaxMessages: s.MaxMessages,
+	}
 }
 
-// imapOptions reads the server flags into options.
-func imapOptions(cmd *cobra.Command, addr string) *embedded.IMAPOptions {
-	f := cmd.Flags()
-	o := &embedded.IMAPOptions{Addr: addr, Password: flagString(cmd, "user-password")}
-	o.Users, _ = f.GetInt("users")
-	o.Workers, _ = f.GetInt("workers")
-	o.ServiceTime, _ = f.GetDuration("service-time")
-	o.SlowFraction, _ = f.GetFloat64("slow-fraction")
-	o.SlowDelay, _ = f.GetDuration("slow-delay")
-	o.BcryptCost, _ = f.GetInt("bcrypt-cost")
-	o.LoginCacheTTL, _ = f.GetDuration("login-cache-ttl")
-	o.TLS, _ = f.GetBool("tls")
-	o.DropFraction, _ = f.GetFloat64("drop-fraction")
-	o.NoFraction, _ = f.GetFloat64("no-fraction")
-	o.MaxMessages, _ = f.GetInt("max-messages")
-	return o
-}
-
-func runIMAPServer(cmd *cobra.Command, _ []string) error {
-	srv, err := embedded.StartIMAP(imapOptions(cmd, flagString(cmd, "listen")))
+func runIMAPServer(cmd *cobra.Command, c *imapServerConfig, log *slog.Logger) error {
+	srv, err := embedded.StartIMAP(c.Server.options(c.Listen))
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
 	capacity := "unlimited"
-	if c := srv.Capacity(); c > 0 {
-		capacity = fmt.Sprintf("%.0f commands/s", c)
+	if cp := srv.Capacity(); cp > 0 {
+		capacity = fmt.Sprintf("%.0f commands/s", cp)
 	}
-	users, _ := cmd.Flags().GetInt("users")
-	logger(cmd).Info("imapserver: ready", "addr", srv.Addr(), "users", users, "capacity", capacity)
-	fmt.Fprintf(cmd.OutOrStdout(), "IMAP test server listening on %s (%d users, capacity %s)\n", srv.Addr(), users, capacity)
+	log.Info("imapserver: ready", "addr", srv.Addr(), "users", c.Server.Users, "capacity", capacity)
+	fmt.Fprintf(cmd.OutOrStdout(), "IMAP test server listening on %s (%d users, capacity %s)\n", srv.Addr(), c.Server.Users, capacity)
 	<-cmd.Context().Done()
 	return nil
 }

@@ -33,13 +33,13 @@ func natsFromConf(t *testing.T, text string) *embedded.NATS {
 	return ns
 }
 
-// connectWith runs connectNATS as `imapload aggregator args…` would.
+// connectWith connects as `imapload aggregator args…` would.
 func connectWith(t *testing.T, args ...string) error {
 	t.Helper()
-	cmd, err := configured(t, "aggregator", args...)
+	c, err := configuredNATS(t, args...)
 	if err == nil {
 		var nc *nats.Conn
-		if nc, err = connectNATS(cmd, "test"); err == nil {
+		if nc, err = c.connect("test"); err == nil {
 			nc.Close()
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 
@@ -10,10 +11,12 @@ import (
 	"github.com/imapload/imapload/embedded"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func natsCmd() *cobra.Command {
-	cmd := &cobra.Command{
+func natsCmd(g *globalFlags) *cobra.Command {
+	c := &natsServerConfig{Listen: givenString{value: "127.0.0.1:4222"}}
+	return bind(&cobra.Command{
 		Use:   "nats",
 		Short: "Run an embedded NATS server with JetStream for a small fleet",
 		Long: `Runs nats-server with JetStream in this process, for a fleet that has no NATS of its own.
@@ -32,23 +35,36 @@ default), so an OS crash can lose acknowledged batches of the last 2 minutes;
 		Example: `  imapload nats --listen 127.0.0.1:4222 --store /var/lib/imapload/nats
   imapload nats --config roles/nats.conf --sync always`,
 		Args: cobra.NoArgs,
-		RunE: runNATS,
-	}
-	cmd.Flags().String("listen", "127.0.0.1:4222", "address to listen on (host:port; port 0 picks a free one)")
-	cmd.Flags().String("store", "", "JetStream store directory (required unless --config sets one; never a shared default)")
-	cmd.Flags().String("config", "", "nats-server configuration file to start from, e.g. from 'imapload roles' (env IMAPLOAD_CONFIG)")
-	cmd.Flags().String("sync", "", "JetStream fsync policy: always, or an interval such as 10s (default: the server's, 2m)")
-	cmd.Flags().String("user", "", "require this NATS user (env IMAPLOAD_USER)")
-	cmd.Flags().String("password", "", "password of --user (env IMAPLOAD_PASSWORD; never logged)")
-	return cmd
+		RunE: func(cmd *cobra.Command, _ []string) error { return runNATS(cmd, c, g.logger(cmd)) },
+	}, c)
 }
 
-func runNATS(cmd *cobra.Command, _ []string) error {
-	o, err := natsServerOptions(cmd)
+// natsServerConfig is the configuration of `imapload nats`.
+type natsServerConfig struct {
+	Listen   givenString // --listen: host:port, port 0 for a free one; with Config, only when given
+	Store    string      // --store: JetStream store directory
+	Config   string      // --config: nats-server configuration file to start from
+	Sync     string      // --sync: JetStream fsync policy, "" for the server's
+	User     string      // --user the server requires
+	Password string      // --password of User; never logged
+}
+
+func (c *natsServerConfig) add(fs *pflag.FlagSet) {
+	fs.Var(&c.Listen, "listen", "address to listen on (host:port; port 0 picks a free one)")
+	fs.StringVar(&c.Store, "store", "", "JetStream store directory (required unless --config sets one; never a shared default)")
+	fs.StringVar(&c.Config, "config", "", "nats-server configuration file to start from, e.g. from 'imapload roles'")
+	fs.StringVar(&c.Sync, "sync", "", "JetStream fsync policy: always, or an interval such as 10s (default: the server's, 2m)")
+	fs.StringVar(&c.User, "user", "", "require this NATS user")
+	secretVar(fs, &c.Password, "password", "", "password of --user (never logged)")
+}
+
+func (c *natsServerConfig) validate() error { return nil }
+
+func runNATS(cmd *cobra.Command, c *natsServerConfig, log *slog.Logger) error {
+	o, err := c.options()
 	if err != nil {
 		return err
 	}
-	log := logger(cmd)
 	o.Logf = func(format string, args ...any) { log.Debug(fmt.Sprintf(format, args...)) }
 	ns, err := embedded.StartNATS(o)
 	if err != nil {
@@ -63,32 +79,44 @@ func runNATS(cmd *cobra.Command, _ []string) error {
 	return nil
 }
 
-// natsServerOptions reads the flags. With --config, --listen counts only
+// options returns the server's options. With --config, --listen counts only
 // when given (on the command line or as IMAPLOAD_LISTEN).
-func natsServerOptions(cmd *cobra.Command) (*embedded.NATSOptions, error) {
-	o := &embedded.NATSOptions{
-		ConfigFile: flagString(cmd, "config"), StoreDir: flagString(cmd, "store"),
-		User: flagString(cmd, "user"), Password: flagString(cmd, "password"),
-	}
+func (c *natsServerConfig) options() (*embedded.NATSOptions, error) {
+	o := &embedded.NATSOptions{ConfigFile: c.Config, StoreDir: c.Store, User: c.User, Password: c.Password}
 	switch {
 	case o.ConfigFile == "" && o.StoreDir == "":
 		return nil, usage(errors.New(`required flag "store" not set (or give a --config that sets jetstream's store_dir)`))
 	case o.ConfigFile != "" && o.User != "":
 		return nil, usage(errors.New("--user with --config: give the users in the configuration file"))
 	}
-	if o.ConfigFile == "" || cmd.Flags().Changed("listen") {
-		host, port, err := splitListen(flagString(cmd, "listen"))
+	if o.ConfigFile == "" || c.Listen.given {
+		host, port, err := splitListen(c.Listen.value)
 		if err != nil {
 			return nil, usage(err)
 		}
 		o.Host, o.Port = host, port
 	}
-	always, interval, err := bus.ParseSync(flagString(cmd, "sync"))
+	always, interval, err := bus.ParseSync(c.Sync)
 	if err != nil {
 		return nil, usage(fmt.Errorf("--sync: %w", err))
 	}
 	o.SyncAlways, o.SyncInterval = always, interval
 	return o, nil
+}
+
+// givenString is a string flag that knows whether it was given (on the
+// command line or from the environment) or left at its default.
+type givenString struct {
+	value string
+	given bool
+}
+
+func (s *givenString) String() string { return s.value }
+func (s *givenString) Type() string   { return "string" }
+
+func (s *givenString) Set(v string) error {
+	s.value, s.given = v, true
+	return nil
 }
 
 // splitListen splits host:port; port 0 becomes the server's "random port".

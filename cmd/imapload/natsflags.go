@@ -7,64 +7,84 @@ import (
 
 	"github.com/imapload/imapload/bus"
 	"github.com/nats-io/nats.go"
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// addNATSFlags adds the flags every networked subcommand shares. A password
-// in --nats shows in the process list: --nats-user with --nats-password-file
-// (or the environment) keeps it out; --nats-token has its -file twin too.
-func addNATSFlags(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.String("nats", nats.DefaultURL, "NATS server URL(s), comma separated (a password in it shows in ps: use --nats-user)")
-	f.String("nats-creds", "", "NATS credentials file (env IMAPLOAD_NATS_CREDS)")
-	f.String("nats-user", "", "NATS user, with --nats-password-file (env IMAPLOAD_NATS_USER)")
-	f.String("nats-password", "", "password of --nats-user; prefer --nats-password-file or env IMAPLOAD_NATS_PASSWORD, as ps shows flags (never logged)")
-	f.String("nats-token", "", "NATS token; prefer --nats-token-file or env IMAPLOAD_NATS_TOKEN, as ps shows flags (never logged)")
-	f.String("nats-nkey", "", "NKey seed file of this role, as `imapload roles` writes it (env IMAPLOAD_NATS_NKEY)")
-	f.String("nats-ca", "", "PEM file of the CA that signed the NATS server's certificate: TLS to NATS (env IMAPLOAD_NATS_CA)")
-	f.String("nats-cert", "", "PEM client certificate for TLS to NATS, with --nats-key (env IMAPLOAD_NATS_CERT)")
-	f.String("nats-key", "", "PEM private key of --nats-cert (env IMAPLOAD_NATS_KEY)")
-	f.Int("replicas", 1, "JetStream replicas of imapload's streams (3 on a cluster)")
+// natsConfig is the NATS connection every networked command shares. A
+// password in --nats shows in the process list: --nats-user with
+// --nats-password-file (or the environment) keeps it out; --nats-token has
+// its -file twin too.
+type natsConfig struct {
+	URL      string // --nats: server URL(s), comma separated
+	Creds    string // --nats-creds: credentials file
+	User     string // --nats-user, with Password
+	Password string // --nats-password (or its -file twin); never logged
+	Token    string // --nats-token (or its -file twin); never logged
+	NKey     string // --nats-nkey: NKey seed file of this role
+	CA       string // --nats-ca: PEM file of the CA of the server's certificate
+	Cert     string // --nats-cert: PEM client certificate, with Key
+	Key      string // --nats-key: PEM private key of Cert
+	Replicas int    // --replicas of imapload's streams
 }
 
-// connectNATS connects with the shared flags; credentials never reach a log.
-func connectNATS(cmd *cobra.Command, name string) (*nats.Conn, error) {
-	opts, err := natsOptions(cmd)
+func (c *natsConfig) add(fs *pflag.FlagSet) {
+	fs.StringVar(&c.URL, "nats", nats.DefaultURL, "NATS server URL(s), comma separated (a password in it shows in ps: use --nats-user)")
+	fs.StringVar(&c.Creds, "nats-creds", "", "NATS credentials file")
+	fs.StringVar(&c.User, "nats-user", "", "NATS user, with --nats-password-file")
+	secretVar(fs, &c.Password, "nats-password", "", "password of --nats-user; prefer --nats-password-file or env IMAPLOAD_NATS_PASSWORD, as ps shows flags (never logged)")
+	secretVar(fs, &c.Token, "nats-token", "", "NATS token; prefer --nats-token-file or env IMAPLOAD_NATS_TOKEN, as ps shows flags (never logged)")
+	fs.StringVar(&c.NKey, "nats-nkey", "", "NKey seed file of this role, as `imapload roles` writes it")
+	fs.StringVar(&c.CA, "nats-ca", "", "PEM file of the CA that signed the NATS server's certificate: TLS to NATS")
+	fs.StringVar(&c.Cert, "nats-cert", "", "PEM client certificate for TLS to NATS, with --nats-key")
+	fs.StringVar(&c.Key, "nats-key", "", "PEM private key of --nats-cert")
+	fs.IntVar(&c.Replicas, "replicas", 1, "JetStream replicas of imapload's streams (3 on a cluster)")
+}
+
+// checks returns the errors of the flags' values, nil for a good one.
+func (c *natsConfig) checks() []error {
+	return []error{checkInt("replicas", c.Replicas, between(1, 5))}
+}
+
+// connect connects as name; credentials never reach a log.
+func (c *natsConfig) connect(name string) (*nats.Conn, error) {
+	opts, err := c.options()
 	if err != nil {
 		return nil, err
 	}
-	return bus.Connect(flagString(cmd, "nats"), name, flagString(cmd, "nats-creds"), opts...)
+	return bus.Connect(c.URL, name, c.Creds, opts...)
 }
 
-// natsOptions returns the client options of the credential and TLS flags.
+// bus returns the options of imapload's streams and buckets.
+func (c *natsConfig) bus() *bus.Options { return &bus.Options{Replicas: c.Replicas} }
+
+// options returns the client options of the credential and TLS flags.
 // Credentials are given one way only: in the URL, a creds file, a user and
 // password, a token or an NKey seed; two ways is a usage error.
-func natsOptions(cmd *cobra.Command) ([]nats.Option, error) {
-	opts, err := natsAuth(cmd)
+func (c *natsConfig) options() ([]nats.Option, error) {
+	opts, err := c.auth()
 	if err != nil {
 		return nil, err
 	}
-	tlsOpts, err := natsTLS(cmd)
+	tlsOpts, err := c.tls()
 	return append(opts, tlsOpts...), err
 }
 
-// natsAuth returns the option of the one way credentials were given (none
-// for the URL and the creds file, which bus.Connect takes).
-func natsAuth(cmd *cobra.Command) ([]nats.Option, error) {
-	user, pw := flagString(cmd, "nats-user"), flagString(cmd, "nats-password")
-	if (user == "") != (pw == "") {
+// auth returns the option of the one way credentials were given (none for
+// the URL and the creds file, which bus.Connect takes).
+func (c *natsConfig) auth() ([]nats.Option, error) {
+	if (c.User == "") != (c.Password == "") {
 		return nil, usage(errNATSUserPassword)
 	}
-	if ways := credentialWays(cmd); len(ways) > 1 {
+	if ways := c.credentialWays(); len(ways) > 1 {
 		return nil, usage(fmt.Errorf("%w: %s", errNATSCredsTwice, strings.Join(ways, " and ")))
 	}
 	switch {
-	case user != "":
-		return []nats.Option{nats.UserInfo(user, pw)}, nil
-	case flagString(cmd, "nats-token") != "":
-		return []nats.Option{nats.Token(flagString(cmd, "nats-token"))}, nil
-	case flagString(cmd, "nats-nkey") != "":
-		o, err := nats.NkeyOptionFromSeed(flagString(cmd, "nats-nkey"))
+	case c.User != "":
+		return []nats.Option{nats.UserInfo(c.User, c.Password)}, nil
+	case c.Token != "":
+		return []nats.Option{nats.Token(c.Token)}, nil
+	case c.NKey != "":
+		o, err := nats.NkeyOptionFromSeed(c.NKey)
 		if err != nil {
 			return nil, fmt.Errorf("--nats-nkey: %w", err) // names the file or the fault, never the seed
 		}
@@ -75,32 +95,33 @@ func natsAuth(cmd *cobra.Command) ([]nats.Option, error) {
 
 // credentialWays names the ways credentials were given, by flag (never by
 // value).
-func credentialWays(cmd *cobra.Command) []string {
+func (c *natsConfig) credentialWays() []string {
 	var ways []string
-	if strings.Contains(flagString(cmd, "nats"), "@") {
+	if strings.Contains(c.URL, "@") {
 		ways = append(ways, "user info in --nats")
 	}
-	for _, f := range []string{"nats-creds", "nats-user", "nats-token", "nats-nkey"} {
-		if flagString(cmd, f) != "" {
-			ways = append(ways, "--"+f)
+	for _, w := range []struct{ flag, value string }{
+		{"--nats-creds", c.Creds}, {"--nats-user", c.User}, {"--nats-token", c.Token}, {"--nats-nkey", c.NKey},
+	} {
+		if w.value != "" {
+			ways = append(ways, w.flag)
 		}
 	}
 	return ways
 }
 
-// natsTLS returns the TLS options: a CA to verify the server and a client
+// tls returns the TLS options: a CA to verify the server and a client
 // certificate, which goes with its key.
-func natsTLS(cmd *cobra.Command) ([]nats.Option, error) {
-	ca, cert, key := flagString(cmd, "nats-ca"), flagString(cmd, "nats-cert"), flagString(cmd, "nats-key")
+func (c *natsConfig) tls() ([]nats.Option, error) {
 	var opts []nats.Option
-	if ca != "" {
-		opts = append(opts, nats.RootCAs(ca))
+	if c.CA != "" {
+		opts = append(opts, nats.RootCAs(c.CA))
 	}
 	switch {
-	case (cert == "") != (key == ""):
+	case (c.Cert == "") != (c.Key == ""):
 		return nil, usage(errNATSCertKey)
-	case cert != "":
-		opts = append(opts, nats.ClientCert(cert, key))
+	case c.Cert != "":
+		opts = append(opts, nats.ClientCert(c.Cert, c.Key))
 	}
 	return opts, nil
 }
@@ -110,8 +131,3 @@ var (
 	errNATSCredsTwice   = errors.New("NATS credentials are given more than one way: give them one way")
 	errNATSCertKey      = errors.New("--nats-cert and --nats-key go together")
 )
-
-func busOptions(cmd *cobra.Command) *bus.Options {
-	r, _ := cmd.Flags().GetInt("replicas")
-	return &bus.Options{Replicas: r}
-}

@@ -6,37 +6,26 @@ import (
 	"os"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// secretFlags are the flags that hold a secret, on whichever command has
-// them. A flag's value is shown to every user of the host by the process list
-// (ps, /proc/<pid>/cmdline), so each gets a <name>-file sibling that reads the
-// secret from a file; both can also come from the environment
-// (IMAPLOAD_<NAME>, IMAPLOAD_<NAME>_FILE), which only the process's own user
-// can read.
-var secretFlags = []string{"accounts-password", "user-password", "password", "nats-password", "nats-token"}
+// secretVar declares a flag that holds a secret, bound to p, and its
+// <name>-file twin. A flag's value is shown to every user of the host by the
+// process list (ps, /proc/<pid>/cmdline), so the twin reads the secret from a
+// file; both can also come from the environment (IMAPLOAD_<NAME>,
+// IMAPLOAD_<NAME>_FILE), which only the process's own user can read.
+// readSecretFiles sets p from the file.
+func secretVar(fs *pflag.FlagSet, p *string, name, value, usage string) {
+	fs.StringVar(p, name, value, usage)
+	file := name + "-file"
+	fs.String(file, "", fmt.Sprintf("file holding --%s; unlike the flag, not shown by ps", name))
+	_ = fs.SetAnnotation(name, annotSecret, []string{name})
+	_ = fs.SetAnnotation(file, annotSecret, []string{name})
+}
 
-// annotSecret names, on a secret flag and on its -file sibling, the secret
+// annotSecret names, on a secret flag and on its -file twin, the secret
 // flag they both set.
 const annotSecret = "imapload-secret"
-
-// addPasswordFiles adds the -file sibling of every secret flag of every
-// subcommand.
-func addPasswordFiles(root *cobra.Command) {
-	for _, c := range root.Commands() {
-		for _, name := range secretFlags {
-			if c.Flags().Lookup(name) == nil {
-				continue
-			}
-			file := name + "-file"
-			c.Flags().String(file, "", fmt.Sprintf("file holding --%s (env %s); unlike the flag, not shown by ps", name, envName(file)))
-			_ = c.Flags().SetAnnotation(name, annotSecret, []string{name})
-			_ = c.Flags().SetAnnotation(file, annotSecret, []string{name})
-		}
-	}
-}
 
 // secretOf returns the secret flag f sets (itself, or the one it is the
 // -file of), "" for any other flag.

@@ -8,13 +8,17 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"time"
 
+	"github.com/imapload/imapload/bus"
 	"github.com/imapload/imapload/producer"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func producerCmd() *cobra.Command {
-	cmd := &cobra.Command{
+func producerCmd(g *globalFlags) *cobra.Command {
+	c := &producerConfig{}
+	return bind(&cobra.Command{
 		Use:   "producer",
 		Short: "Run a producer: offer IMAP load on step commands and publish what it measured",
 		Long: `Registers in the imapload_producers bucket, listens for step commands on imapload.step and,
@@ -25,82 +29,125 @@ publishing sample batches to the IMAPLOAD_SAMPLES stream. Scale the fleet by sta
   IMAPLOAD_IMAP=127.0.0.1:1143 IMAPLOAD_ACCOUNTS_TEMPLATE=user%d IMAPLOAD_ACCOUNTS_COUNT=100 \
     IMAPLOAD_ACCOUNTS_PASSWORD_FILE=/run/secrets/imap-password imapload producer`,
 		Args: cobra.NoArgs,
-		RunE: runProducer,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runProducer(cmd, c, g.logger(cmd)) },
+	}, c)
+}
+
+// producerConfig is the configuration of `imapload producer`.
+type producerConfig struct {
+	ID          string // --id; "" is <hostname>-<pid>
+	IMAP        string // --imap: the server's host:port
+	TLS         bool   // --tls: implicit TLS
+	TLSCA       string // --tls-ca: PEM file of the CA to trust, "" for the system roots
+	TLSInsecure bool   // --tls-insecure: no certificate check (test servers only)
+	LocalAddr   string // --local-addr: source IP of every dial
+	Procs       int    // --procs: GOMAXPROCS, 0 for Go's default
+	NATS        natsConfig
+	Producer    producerFlags
+}
+
+func (c *producerConfig) add(fs *pflag.FlagSet) {
+	c.NATS.add(fs)
+	c.Producer.add(fs)
+	fs.StringVar(&c.ID, "id", "", "producer id (default <hostname>-<pid>)")
+	fs.StringVar(&c.IMAP, "imap", "", "IMAP server host:port (required)")
+	fs.BoolVar(&c.TLS, "tls", false, "implicit TLS (IMAPS)")
+	fs.StringVar(&c.TLSCA, "tls-ca", "", "PEM file of the CA to trust for --tls (default: system roots)")
+	fs.BoolVar(&c.TLSInsecure, "tls-insecure", false, "with --tls, do not verify the server certificate: anyone on the path can read the passwords (test servers only)")
+	fs.StringVar(&c.LocalAddr, "local-addr", "", "source IP for every dial")
+	fs.IntVar(&c.Procs, "procs", 1, "GOMAXPROCS for this process (0: Go's default); one thread costs the least CPU per command, so run a producer per core")
+}
+
+func (c *producerConfig) validate() error {
+	return errors.Join(
+		flagErrors(c.NATS.checks(), c.Producer.checks(), []error{checkInt("procs", c.Procs, atLeast(0))}),
+		checkIMAP(c.IMAP))
+}
+
+// producerFlags are the flags a producer and the demo share.
+type producerFlags struct {
+	AccountsFile       string        // --accounts-file of user:password lines
+	AccountsTemplate   string        // --accounts-template, numbered from 1 (without AccountsFile)
+	AccountsCount      int           // --accounts-count made from the template
+	AccountsPassword   string        // --accounts-password of template accounts; never logged
+	Sessions           int           // --sessions per producer
+	SessionsPerAccount int           // --sessions-per-account, concurrent, per producer
+	Queue              int           // --queue: commands waiting for a session, 0 for the default
+	OpTimeout          time.Duration // --op-timeout, 0 for the default
+	SaturationLag      time.Duration // --saturation-lag, 0 for the default
+	FlushInterval      time.Duration // --flush-interval, 0 for the default
+	PublishRetry       time.Duration // --publish-retry, 0 for the default
+	Reservoir          int           // --reservoir: latencies kept per phase and batch, 0 for the default
+	DefaultMix         string        // --default-mix: workload of a step that names none
+}
+
+func (p *producerFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&p.AccountsFile, "accounts-file", "", "file of user:password lines")
+	fs.StringVar(&p.AccountsTemplate, "accounts-template", "user%d", "account name template, numbered from 1 (without --accounts-file)")
+	fs.IntVar(&p.AccountsCount, "accounts-count", 100, "accounts made from the template")
+	secretVar(fs, &p.AccountsPassword, "accounts-password", "secret", "password of template accounts; prefer --accounts-password-file or env IMAPLOAD_ACCOUNTS_PASSWORD, as ps shows flags (never logged)")
+	fs.IntVar(&p.Sessions, "sessions", 32, "IMAP sessions per producer")
+	fs.IntVar(&p.SessionsPerAccount, "sessions-per-account", 2, "concurrent sessions of one account per producer")
+	fs.IntVar(&p.Queue, "queue", 0, "commands waiting for a free session before drops (default 4 × sessions)")
+	fs.DurationVar(&p.OpTimeout, "op-timeout", 0, "our own timeout of one IMAP operation (default 10s)")
+	fs.DurationVar(&p.SaturationLag, "saturation-lag", 0, "schedule-lag P99 above which a producer counts as behind its schedule, voiding the step (default 20ms)")
+	fs.DurationVar(&p.FlushInterval, "flush-interval", 0, "batch interval (default 1s)")
+	fs.DurationVar(&p.PublishRetry, "publish-retry", 0, "how long, per NATS outage, unacknowledged batches are retried before they count as lost (default 2m; 5s while shutting down)")
+	fs.IntVar(&p.Reservoir, "reservoir", 0, "latencies kept per phase and batch (default 1024)")
+	fs.StringVar(&p.DefaultMix, "default-mix", "", "workload when a step names none, e.g. fetch=130,select=100 (default imaptest-like)")
+}
+
+// checks returns the errors of the flags' values, nil for a good one.
+func (p *producerFlags) checks() []error {
+	return []error{
+		checkInt("accounts-count", p.AccountsCount, atLeast(1)),
+		checkInt("sessions", p.Sessions, atLeast(1)),
+		checkInt("sessions-per-account", p.SessionsPerAccount, atLeast(1)),
+		checkInt("queue", p.Queue, atLeast(0)),
+		checkDuration("op-timeout", p.OpTimeout),
+		checkDuration("saturation-lag", p.SaturationLag),
+		checkDuration("flush-interval", p.FlushInterval),
+		checkDuration("publish-retry", p.PublishRetry),
+		checkInt("reservoir", p.Reservoir, atLeast(0)),
 	}
-	addNATSFlags(cmd)
-	addProducerFlags(cmd)
-	cmd.Flags().String("id", "", "producer id (default <hostname>-<pid>)")
-	cmd.Flags().String("imap", "", "IMAP server host:port (required)")
-	cmd.Flags().Bool("tls", false, "implicit TLS (IMAPS)")
-	cmd.Flags().String("tls-ca", "", "PEM file of the CA to trust for --tls (default: system roots)")
-	cmd.Flags().Bool("tls-insecure", false, "with --tls, do not verify the server certificate: anyone on the path can read the passwords (test servers only)")
-	cmd.Flags().String("local-addr", "", "source IP for every dial")
-	cmd.Flags().Int("procs", 1, "GOMAXPROCS for this process (0: Go's default); one thread costs the least CPU per command, so run a producer per core")
-	return cmd
 }
 
-// addProducerFlags adds the flags a producer and the demo share.
-func addProducerFlags(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.String("accounts-file", "", "file of user:password lines")
-	f.String("accounts-template", "user%d", "account name template, numbered from 1 (without --accounts-file)")
-	f.Int("accounts-count", 100, "accounts made from the template")
-	f.String("accounts-password", "secret", "password of template accounts; prefer --accounts-password-file or env IMAPLOAD_ACCOUNTS_PASSWORD, as ps shows flags (never logged)")
-	f.Int("sessions", 32, "IMAP sessions per producer")
-	f.Int("sessions-per-account", 2, "concurrent sessions of one account per producer")
-	f.Int("queue", 0, "commands waiting for a free session before drops (default 4 × sessions)")
-	f.Duration("op-timeout", 0, "our own timeout of one IMAP operation (default 10s)")
-	f.Duration("saturation-lag", 0, "schedule-lag P99 above which a producer counts as behind its schedule, voiding the step (default 20ms)")
-	f.Duration("flush-interval", 0, "batch interval (default 1s)")
-	f.Duration("publish-retry", 0, "how long, per NATS outage, unacknowledged batches are retried before they count as lost (default 2m; 5s while shutting down)")
-	f.Int("reservoir", 0, "latencies kept per phase and batch (default 1024)")
-	f.String("default-mix", "", "workload when a step names none, e.g. fetch=130,select=100 (default imaptest-like)")
-}
-
-func accounts(cmd *cobra.Command) ([]producer.Account, error) {
-	if path := flagString(cmd, "accounts-file"); path != "" {
-		f, err := os.Open(path)
+func (p *producerFlags) accounts() ([]producer.Account, error) {
+	if p.AccountsFile != "" {
+		f, err := os.Open(p.AccountsFile)
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
 		return producer.ParseAccounts(f)
 	}
-	n, _ := cmd.Flags().GetInt("accounts-count")
-	return producer.TemplateAccounts(flagString(cmd, "accounts-template"), n, flagString(cmd, "accounts-password"))
+	return producer.TemplateAccounts(p.AccountsTemplate, p.AccountsCount, p.AccountsPassword)
 }
 
-// producerOptions reads the shared producer flags.
-func producerOptions(cmd *cobra.Command) (*producer.Options, error) {
-	f := cmd.Flags()
-	accts, err := accounts(cmd)
+// options returns the producer options of the flags; b sizes the streams
+// (nil: the defaults). It reads the accounts file.
+func (p *producerFlags) options(b *bus.Options) (*producer.Options, error) {
+	accts, err := p.accounts()
 	if err != nil {
 		return nil, err
 	}
-	mix, err := parseMix(flagString(cmd, "default-mix"))
+	mix, err := parseMix(p.DefaultMix)
 	if err != nil {
 		return nil, err
 	}
-	o := &producer.Options{Accounts: accts, Mix: mix, Bus: busOptions(cmd)}
-	o.Sessions, _ = f.GetInt("sessions")
-	o.SessionsPerAccount, _ = f.GetInt("sessions-per-account")
-	o.Queue, _ = f.GetInt("queue")
-	o.OpTimeout, _ = f.GetDuration("op-timeout")
-	o.SaturationLag, _ = f.GetDuration("saturation-lag")
-	o.FlushInterval, _ = f.GetDuration("flush-interval")
-	o.PublishRetry, _ = f.GetDuration("publish-retry")
-	o.Reservoir, _ = f.GetInt("reservoir")
-	return o, nil
+	return &producer.Options{
+		Accounts: accts, Mix: mix, Bus: b,
+		Sessions: p.Sessions, SessionsPerAccount: p.SessionsPerAccount, Queue: p.Queue,
+		OpTimeout: p.OpTimeout, SaturationLag: p.SaturationLag, FlushInterval: p.FlushInterval,
+		PublishRetry: p.PublishRetry, Reservoir: p.Reservoir,
+	}, nil
 }
 
 // tlsConfig returns the configuration of --tls, nil without it. --tls-ca and
 // --tls-insecure without --tls would be ignored in silence, so they are
 // usage errors; --tls-insecure is warned about at every start.
-func tlsConfig(cmd *cobra.Command, log *slog.Logger) (*tls.Config, error) {
-	f := cmd.Flags()
-	on, _ := f.GetBool("tls")
-	insecure, _ := f.GetBool("tls-insecure")
-	ca := flagString(cmd, "tls-ca")
+func (c *producerConfig) tlsConfig(log *slog.Logger) (*tls.Config, error) {
+	on, insecure, ca := c.TLS, c.TLSInsecure, c.TLSCA
 	switch {
 	case !on && insecure:
 		return nil, usage(errors.New("--tls-insecure needs --tls: it turns off the certificate check of TLS connections"))
@@ -135,22 +182,21 @@ func caPool(path string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-func runProducer(cmd *cobra.Command, _ []string) error {
-	if procs, _ := cmd.Flags().GetInt("procs"); procs > 0 {
-		runtime.GOMAXPROCS(procs)
+func runProducer(cmd *cobra.Command, c *producerConfig, log *slog.Logger) error {
+	if c.Procs > 0 {
+		runtime.GOMAXPROCS(c.Procs)
 	}
-	log := logger(cmd)
-	tlsCfg, err := tlsConfig(cmd, log)
+	tlsCfg, err := c.tlsConfig(log)
 	if err != nil {
 		return err
 	}
-	o, err := producerOptions(cmd)
+	o, err := c.Producer.options(c.NATS.bus())
 	if err != nil {
 		return err
 	}
-	o.ID, o.Addr, o.LocalAddr = flagString(cmd, "id"), flagString(cmd, "imap"), flagString(cmd, "local-addr")
+	o.ID, o.Addr, o.LocalAddr = c.ID, c.IMAP, c.LocalAddr
 	o.TLS, o.TLSConfig, o.Logger = tlsCfg != nil, tlsCfg, log
-	nc, err := connectNATS(cmd, "imapload-producer")
+	nc, err := c.NATS.connect("imapload-producer")
 	if err != nil {
 		return err
 	}

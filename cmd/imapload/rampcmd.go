@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,10 +18,12 @@ import (
 	"github.com/imapload/imapload/verdict"
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func rampCmd() *cobra.Command {
-	cmd := &cobra.Command{
+func rampCmd(g *globalFlags) *cobra.Command {
+	c := &rampConfig{Ramp: defaultRamp()}
+	return bind(&cobra.Command{
 		Use:   "ramp",
 		Short: "Drive a run step by step against a deployed fleet until the knee",
 		Long: `Publishes each step command (as a request, so it knows how many producers accepted),
@@ -38,56 +41,98 @@ knee); 5 a threshold (--expect-knee-above, --max-p99, --max-error-rate) failed.`
   imapload ramp --run r2 --rates 1000,2000,3000,4000 --refine 3 --out report/
   imapload ramp --run ci --start 200 --expect-knee-above 1000 --max-p99 fetch=50ms --max-error-rate 0.01`,
 		Args: cobra.NoArgs,
-		RunE: runRampCmd,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runRampCmd(cmd, c, g.logger(cmd)) },
+	}, c)
+}
+
+// rampConfig is the configuration of `imapload ramp`.
+type rampConfig struct {
+	Run        string        // --run id, "" for ramp-<time>
+	ResultWait time.Duration // --result-wait past a step's end for its result
+	NATS       natsConfig
+	Ramp       rampFlags
+}
+
+func (c *rampConfig) add(fs *pflag.FlagSet) {
+	c.NATS.add(fs)
+	c.Ramp.add(fs)
+	fs.StringVar(&c.Run, "run", "", "run id (default: ramp-<time>)")
+	fs.DurationVar(&c.ResultWait, "result-wait", time.Minute, "how long past a step's end to wait for its result")
+}
+
+func (c *rampConfig) validate() error {
+	return errors.Join(
+		flagErrors(c.NATS.checks(), c.Ramp.checks(), []error{checkDuration("result-wait", c.ResultWait)}),
+		checkOut(c.Ramp.Out))
+}
+
+// rampFlags are the flags a ramp and the demo share.
+type rampFlags struct {
+	Start           float64       // --start: first offered rate, commands/s
+	Factor          float64       // --factor: rate multiplier from step to step
+	Max             float64       // --max: highest rate to offer, 0 for none
+	MaxJump         float64       // --max-jump over the highest rate that held
+	Rates           string        // --rates: explicit comma-separated rates
+	MaxSteps        int           // --max-steps
+	AfterKnee       int           // --after-knee: steps past the knee
+	Refine          int           // --refine: bisection steps
+	Threshold       float64       // --threshold: delivered/target ratio of the knee
+	StepDuration    time.Duration // --step-duration: measurement window
+	ExpectKneeAbove float64       // --expect-knee-above, commands/s
+	MaxP99          []string      // --max-p99 PHASE=DURATION, repeatable
+	MaxErrorRate    string        // --max-error-rate ratio, "" for none
+	Shape           shapeFlags
+	Out             string // --out: directory for report files, "" for none
+}
+
+// defaultRamp is the flags' defaults; add declares the flags with the
+// receiver's values as defaults, so the demo can start from its own.
+func defaultRamp() rampFlags {
+	return rampFlags{Start: 100, Factor: 2, MaxJump: ramp.DefaultMaxJump, MaxSteps: 12, AfterKnee: 1,
+		Threshold: reporter.DefaultThreshold, StepDuration: 10 * time.Second}
+}
+
+func (r *rampFlags) add(fs *pflag.FlagSet) {
+	fs.Float64Var(&r.Start, "start", r.Start, "first offered rate, commands/s")
+	fs.Float64Var(&r.Factor, "factor", r.Factor, "rate multiplier from step to step")
+	fs.Float64Var(&r.Max, "max", r.Max, "highest rate to offer (0: none)")
+	fs.Float64Var(&r.MaxJump, "max-jump", r.MaxJump, "never offer more than this many times the highest rate that held")
+	fs.StringVar(&r.Rates, "rates", r.Rates, "explicit comma-separated rates instead of --start/--factor")
+	fs.IntVar(&r.MaxSteps, "max-steps", r.MaxSteps, "most steps to run")
+	fs.IntVar(&r.AfterKnee, "after-knee", r.AfterKnee, "steps to run past the knee (0: stop at it)")
+	fs.IntVar(&r.Refine, "refine", r.Refine, "bisection steps between the last step that held and the knee")
+	fs.Float64Var(&r.Threshold, "threshold", r.Threshold, "delivered/target ratio under which a step is the knee")
+	fs.DurationVar(&r.StepDuration, "step-duration", r.StepDuration, "measurement window of each step")
+	fs.Float64Var(&r.ExpectKneeAbove, "expect-knee-above", r.ExpectKneeAbove, "fail (exit 5) unless the server held at this rate, commands/s, with no knee at or below it")
+	fs.StringArrayVar(&r.MaxP99, "max-p99", r.MaxP99, "fail (exit 5) if PHASE's response-time P99 exceeds DURATION on a held step, e.g. fetch=50ms (repeatable)")
+	fs.StringVar(&r.MaxErrorRate, "max-error-rate", r.MaxErrorRate, "fail (exit 5) if failed/sent commands exceed this ratio on a held step, e.g. 0.01")
+	r.Shape.add(fs)
+	fs.StringVar(&r.Out, "out", r.Out, "directory for report files")
+}
+
+// checks returns the errors of the flags' values, nil for a good one.
+func (r *rampFlags) checks() []error {
+	return []error{
+		checkInt("max-steps", r.MaxSteps, atLeast(1)),
+		checkInt("after-knee", r.AfterKnee, atLeast(0)),
+		checkInt("refine", r.Refine, atLeast(0)),
+		checkFloat("threshold", r.Threshold, thresholdRule()),
+		checkDuration("step-duration", r.StepDuration),
 	}
-	addNATSFlags(cmd)
-	addRampFlags(cmd)
-	cmd.Flags().String("run", "", "run id (default: ramp-<time>)")
-	cmd.Flags().Duration("result-wait", time.Minute, "how long past a step's end to wait for its result")
-	return cmd
 }
 
-// addRampFlags adds the flags a ramp and the demo share.
-func addRampFlags(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.Float64("start", 100, "first offered rate, commands/s")
-	f.Float64("factor", 2, "rate multiplier from step to step")
-	f.Float64("max", 0, "highest rate to offer (0: none)")
-	f.Float64("max-jump", ramp.DefaultMaxJump, "never offer more than this many times the highest rate that held")
-	f.String("rates", "", "explicit comma-separated rates instead of --start/--factor")
-	f.Int("max-steps", 12, "most steps to run")
-	f.Int("after-knee", 1, "steps to run past the knee (0: stop at it)")
-	f.Int("refine", 0, "bisection steps between the last step that held and the knee")
-	f.Float64("threshold", reporter.DefaultThreshold, "delivered/target ratio under which a step is the knee")
-	f.Duration("step-duration", 10*time.Second, "measurement window of each step")
-	f.Float64("expect-knee-above", 0, "fail (exit 5) unless the server held at this rate, commands/s, with no knee at or below it")
-	f.StringArray("max-p99", nil, "fail (exit 5) if PHASE's response-time P99 exceeds DURATION on a held step, e.g. fetch=50ms (repeatable)")
-	f.String("max-error-rate", "", "fail (exit 5) if failed/sent commands exceed this ratio on a held step, e.g. 0.01")
-	addShapeFlags(cmd)
-	f.String("out", "", "directory for report files")
-}
-
-// rampPlan reads and checks the ramp flags; an impossible one is a usage
+// plan reads and checks the ramp flags; an impossible one is a usage
 // error, found before anything is sent.
-func rampPlan(cmd *cobra.Command, run string) (ramp.Plan, messages.StepCommand, error) {
-	f := cmd.Flags()
-	var p ramp.Plan
-	p.Start, _ = f.GetFloat64("start")
-	p.Factor, _ = f.GetFloat64("factor")
-	p.Max, _ = f.GetFloat64("max")
-	p.MaxJump, _ = f.GetFloat64("max-jump")
-	p.MaxSteps, _ = f.GetInt("max-steps")
-	p.AfterKnee, _ = f.GetInt("after-knee")
-	p.Refine, _ = f.GetInt("refine")
-	p.Threshold, _ = f.GetFloat64("threshold")
-	rates, err := parseRates(flagString(cmd, "rates"))
+func (r *rampFlags) plan(run string) (ramp.Plan, messages.StepCommand, error) {
+	p := ramp.Plan{Start: r.Start, Factor: r.Factor, Max: r.Max, MaxJump: r.MaxJump,
+		MaxSteps: r.MaxSteps, AfterKnee: r.AfterKnee, Refine: r.Refine, Threshold: r.Threshold}
+	rates, err := parseRates(r.Rates)
 	if err != nil {
 		return p, messages.StepCommand{}, usage(err)
 	}
 	p.Rates = rates
-	d, _ := f.GetDuration("step-duration")
-	t := messages.StepCommand{Run: run, Duration: messages.Duration(d)}
-	if err := readShape(cmd, &t); err != nil {
+	t := messages.StepCommand{Run: run, Duration: messages.Duration(r.StepDuration)}
+	if err := r.Shape.apply(&t); err != nil {
 		return p, t, usage(err)
 	}
 	probe := t
@@ -95,23 +140,20 @@ func rampPlan(cmd *cobra.Command, run string) (ramp.Plan, messages.StepCommand, 
 	return p, t, usage(errors.Join(p.Validate(), probe.Validate()))
 }
 
-// rampCriteria reads the threshold flags.
-func rampCriteria(cmd *cobra.Command) (verdict.Criteria, error) {
-	f := cmd.Flags()
-	var c verdict.Criteria
-	c.KneeAbove, _ = f.GetFloat64("expect-knee-above")
+// criteria reads the threshold flags.
+func (r *rampFlags) criteria() (verdict.Criteria, error) {
+	c := verdict.Criteria{KneeAbove: r.ExpectKneeAbove}
 	if !(c.KneeAbove >= 0) {
 		return c, usage(fmt.Errorf("--expect-knee-above %v: want a rate ≥ 0", c.KneeAbove))
 	}
-	limits, _ := f.GetStringArray("max-p99")
-	for _, l := range limits {
+	for _, l := range r.MaxP99 {
 		pl, err := parsePhaseLimit(l)
 		if err != nil {
 			return c, usage(err)
 		}
 		c.MaxP99 = append(c.MaxP99, pl)
 	}
-	if s := flagString(cmd, "max-error-rate"); s != "" {
+	if s := r.MaxErrorRate; s != "" {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || !(v >= 0 && v <= 1) {
 			return c, usage(fmt.Errorf("--max-error-rate %q: want a ratio in [0, 1]", s))
@@ -152,32 +194,31 @@ func parseRates(s string) ([]float64, error) {
 	return rates, nil
 }
 
-func runRampCmd(cmd *cobra.Command, _ []string) error {
-	run := flagString(cmd, "run")
+func runRampCmd(cmd *cobra.Command, c *rampConfig, log *slog.Logger) error {
+	run := c.Run
 	if run == "" {
 		run = "ramp-" + time.Now().UTC().Format("20060102-150405")
 	}
-	plan, tmpl, err := rampPlan(cmd, run)
+	plan, tmpl, err := c.Ramp.plan(run)
 	if err != nil {
 		return err
 	}
-	crit, err := rampCriteria(cmd)
+	crit, err := c.Ramp.criteria()
 	if err != nil {
 		return err
 	}
-	nc, err := connectNATS(cmd, "imapload-ramp")
+	nc, err := c.NATS.connect("imapload-ramp")
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	wait, _ := cmd.Flags().GetDuration("result-wait")
 	out := cmd.OutOrStdout()
-	results, err := driveRamp(cmd.Context(), nc, &ramp.Options{Template: tmpl, Plan: plan, ResultWait: wait, Bus: busOptions(cmd), Logger: logger(cmd)}, out)
+	results, err := driveRamp(cmd.Context(), nc, &ramp.Options{Template: tmpl, Plan: plan, ResultWait: c.ResultWait, Bus: c.NATS.bus(), Logger: log}, out)
 	if len(results) == 0 {
 		return err
 	}
 	report := runReport(run, results, plan.Threshold, crit, err)
-	return errors.Join(verdictError(report), finish(out, flagString(cmd, "out"), report))
+	return errors.Join(verdictError(report), finish(out, c.Ramp.Out, report))
 }
 
 // runReport builds a ramp's report, judges its thresholds, and makes a run

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"errors"
+	"log/slog"
+
 	"github.com/imapload/imapload/reporter"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func reporterCmd() *cobra.Command {
-	cmd := &cobra.Command{
+func reporterCmd(g *globalFlags) *cobra.Command {
+	c := &reporterConfig{}
+	return bind(&cobra.Command{
 		Use:   "reporter",
 		Short: "Find the knee and render reports from the step results",
 		Long: `Reads step results from the IMAPLOAD_RESULTS stream, finds the knee, publishes a RunReport
@@ -14,33 +19,49 @@ on imapload.results.<run> after each step, prints one line per step (the whole t
 with --verbose; each run's table on exit) and writes report.json, report.csv,
 report.txt, report.html and the plots to --out, logging where.`,
 		Args: cobra.NoArgs,
-		RunE: runReporter,
-	}
-	addNATSFlags(cmd)
-	cmd.Flags().String("run", "", "report this run only (default: every run, each in --out/<run>)")
-	cmd.Flags().String("out", "", "directory for report files (default: none)")
-	cmd.Flags().Float64("threshold", reporter.DefaultThreshold, "delivered/target ratio under which a step is the knee")
-	cmd.Flags().Bool("table", true, "print a line per step result and each run's table on exit (false: nothing on stdout)")
-	cmd.Flags().Bool("verbose", false, "print the whole table after every step result instead")
-	return cmd
+		RunE: func(cmd *cobra.Command, _ []string) error { return runReporter(cmd, c, g.logger(cmd)) },
+	}, c)
 }
 
-func runReporter(cmd *cobra.Command, _ []string) error {
-	nc, err := connectNATS(cmd, "imapload-reporter")
+// reporterConfig is the configuration of `imapload reporter`.
+type reporterConfig struct {
+	Run       string  // --run to report, "" for every run
+	Out       string  // --out: directory for report files, "" for none
+	Threshold float64 // --threshold: delivered/target ratio under which a step is the knee
+	Table     bool    // --table: a line per step result and each run's table on stdout
+	Verbose   bool    // --verbose: the whole table after every step result
+	NATS      natsConfig
+}
+
+func (c *reporterConfig) add(fs *pflag.FlagSet) {
+	c.NATS.add(fs)
+	fs.StringVar(&c.Run, "run", "", "report this run only (default: every run, each in --out/<run>)")
+	fs.StringVar(&c.Out, "out", "", "directory for report files (default: none)")
+	fs.Float64Var(&c.Threshold, "threshold", reporter.DefaultThreshold, "delivered/target ratio under which a step is the knee")
+	fs.BoolVar(&c.Table, "table", true, "print a line per step result and each run's table on exit (false: nothing on stdout)")
+	fs.BoolVar(&c.Verbose, "verbose", false, "print the whole table after every step result instead")
+}
+
+func (c *reporterConfig) validate() error {
+	return errors.Join(
+		flagErrors(c.NATS.checks(), []error{checkFloat("threshold", c.Threshold, thresholdRule())}),
+		checkOut(c.Out))
+}
+
+func runReporter(cmd *cobra.Command, c *reporterConfig, log *slog.Logger) error {
+	nc, err := c.NATS.connect("imapload-reporter")
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	o := &reporter.Options{OutDir: flagString(cmd, "out"), Bus: busOptions(cmd), Logger: logger(cmd)}
-	o.Threshold, _ = cmd.Flags().GetFloat64("threshold")
-	if table, _ := cmd.Flags().GetBool("table"); table {
+	o := &reporter.Options{OutDir: c.Out, Threshold: c.Threshold, Verbose: c.Verbose, Bus: c.NATS.bus(), Logger: log}
+	if c.Table {
 		o.Out = cmd.OutOrStdout()
 	}
-	o.Verbose, _ = cmd.Flags().GetBool("verbose")
-	r, err := reporter.New(nc, flagString(cmd, "run"), o)
+	r, err := reporter.New(nc, c.Run, o)
 	if err != nil {
 		return err
 	}
-	o.Logger.Info("reporter: ready", "run", flagString(cmd, "run"), "out", o.OutDir)
+	log.Info("reporter: ready", "run", c.Run, "out", o.OutDir)
 	return r.Run(cmd.Context())
 }

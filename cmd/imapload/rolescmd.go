@@ -11,12 +11,14 @@ import (
 
 	"github.com/nats-io/nkeys"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/imapload/imapload/bus"
 )
 
 func rolesCmd() *cobra.Command {
-	cmd := &cobra.Command{
+	c := &rolesConfig{}
+	return bind(&cobra.Command{
 		Use:   "roles",
 		Short: "Write a nats-server configuration with a least-privilege user per role, and their NKey seeds",
 		Long: `Writes into --out a nats.conf for nats-server (or 'imapload nats --config') with one
@@ -37,21 +39,35 @@ printed (or written to --out/nats.conf); deploy/nats/imapload.conf is made so.`,
   imapload producer --id producer-1 --nats-nkey /etc/imapload/roles/producer-1.nk --imap mail:143
   imapload roles --producers 3 --env-keys > deploy/nats/imapload.conf`,
 		Args: cobra.NoArgs,
-		RunE: runRoles,
-	}
-	f := cmd.Flags()
-	f.String("out", "", "directory for nats.conf and the seed files (created, mode 0700)")
-	f.String("producers", "", "producer ids, comma separated (p1,p2), or a count N for producer-1 … producer-N")
-	f.String("listen", "127.0.0.1:4222", "the server's client address")
-	f.String("store", "/var/lib/imapload/nats", "JetStream store directory of the server")
-	f.String("sync", "", "JetStream fsync policy: always, or an interval such as 10s (default: the server's, 2m)")
-	f.Bool("env-keys", false, "read the public keys from IMAPLOAD_NKEY_<ROLE> variables; no seed is written")
-	f.Bool("force", false, "replace the nats.conf and seeds already in --out (every process needs its new seed)")
-	return cmd
+		RunE: func(cmd *cobra.Command, _ []string) error { return runRoles(cmd, c) },
+	}, c)
 }
 
-func runRoles(cmd *cobra.Command, _ []string) error {
-	ids, err := producerIDs(flagString(cmd, "producers"))
+// rolesConfig is the configuration of `imapload roles`.
+type rolesConfig struct {
+	Out       string // --out: directory for nats.conf and the seed files
+	Producers string // --producers: ids, comma separated, or a count
+	Listen    string // --listen: the server's client address
+	Store     string // --store: the server's JetStream store directory
+	Sync      string // --sync: JetStream fsync policy, "" for the server's
+	EnvKeys   bool   // --env-keys: public keys from IMAPLOAD_NKEY_<ROLE>, no seed written
+	Force     bool   // --force: replace the nats.conf and seeds in Out
+}
+
+func (c *rolesConfig) add(fs *pflag.FlagSet) {
+	fs.StringVar(&c.Out, "out", "", "directory for nats.conf and the seed files (created, mode 0700)")
+	fs.StringVar(&c.Producers, "producers", "", "producer ids, comma separated (p1,p2), or a count N for producer-1 … producer-N")
+	fs.StringVar(&c.Listen, "listen", "127.0.0.1:4222", "the server's client address")
+	fs.StringVar(&c.Store, "store", "/var/lib/imapload/nats", "JetStream store directory of the server")
+	fs.StringVar(&c.Sync, "sync", "", "JetStream fsync policy: always, or an interval such as 10s (default: the server's, 2m)")
+	fs.BoolVar(&c.EnvKeys, "env-keys", false, "read the public keys from IMAPLOAD_NKEY_<ROLE> variables; no seed is written")
+	fs.BoolVar(&c.Force, "force", false, "replace the nats.conf and seeds already in --out (every process needs its new seed)")
+}
+
+func (c *rolesConfig) validate() error { return checkOut(c.Out) }
+
+func runRoles(cmd *cobra.Command, c *rolesConfig) error {
+	ids, err := producerIDs(c.Producers)
 	if err != nil {
 		return usage(err)
 	}
@@ -59,27 +75,26 @@ func runRoles(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return usage(err)
 	}
-	out, envKeys := flagString(cmd, "out"), flagBool(cmd, "env-keys")
-	if out == "" && !envKeys {
+	if c.Out == "" && !c.EnvKeys {
 		return usage(errors.New("--out is required, for the seed files (or --env-keys)"))
 	}
-	c := bus.ServerConfig{Listen: flagString(cmd, "listen"), StoreDir: flagString(cmd, "store"), Sync: flagString(cmd, "sync")}
-	if _, _, err := bus.ParseSync(c.Sync); err != nil {
+	sc := bus.ServerConfig{Listen: c.Listen, StoreDir: c.Store, Sync: c.Sync}
+	if _, _, err := bus.ParseSync(sc.Sync); err != nil {
 		return usage(fmt.Errorf("--sync: %w", err))
 	}
-	if envKeys {
-		return writeEnvConfig(cmd, c, perms, out)
+	if c.EnvKeys {
+		return writeEnvConfig(cmd, sc, perms, c.Out, c.Force)
 	}
-	if err := prepareOut(out, flagBool(cmd, "force")); err != nil {
+	if err := prepareOut(c.Out, c.Force); err != nil {
 		return err
 	}
-	if c.Users, err = writeSeeds(out, perms); err != nil {
+	if sc.Users, err = writeSeeds(c.Out, perms); err != nil {
 		return err
 	}
-	if err := writeConfig(filepath.Join(out, "nats.conf"), c); err != nil {
+	if err := writeConfig(filepath.Join(c.Out, "nats.conf"), sc); err != nil {
 		return err
 	}
-	printRoles(cmd.OutOrStdout(), out, c.Users)
+	printRoles(cmd.OutOrStdout(), c.Out, sc.Users)
 	return nil
 }
 
@@ -108,14 +123,14 @@ func producerIDs(s string) ([]string, error) {
 
 // writeEnvConfig writes the config with every key read from the
 // environment, to out/nats.conf or to stdout.
-func writeEnvConfig(cmd *cobra.Command, c bus.ServerConfig, perms []bus.Permissions, out string) error {
+func writeEnvConfig(cmd *cobra.Command, c bus.ServerConfig, perms []bus.Permissions, out string, force bool) error {
 	for _, p := range perms {
 		c.Users = append(c.Users, bus.User{Permissions: p, NKey: "$" + bus.NKeyVar(p.Role)})
 	}
 	if out == "" {
 		return c.Write(cmd.OutOrStdout())
 	}
-	if err := prepareOut(out, flagBool(cmd, "force")); err != nil {
+	if err := prepareOut(out, force); err != nil {
 		return err
 	}
 	return writeConfig(filepath.Join(out, "nats.conf"), c)
@@ -207,9 +222,4 @@ func printRoles(w io.Writer, out string, users []bus.User) {
 	fmt.Fprintf(w, "start the server:  imapload nats --config %s   (or nats-server -c %s)\n",
 		filepath.Join(out, "nats.conf"), filepath.Join(out, "nats.conf"))
 	fmt.Fprintf(w, "give each process its seed:  --nats-nkey %s  (env IMAPLOAD_NATS_NKEY)\n", filepath.Join(out, "<role>.nk"))
-}
-
-func flagBool(cmd *cobra.Command, name string) bool {
-	v, _ := cmd.Flags().GetBool(name)
-	return v
 }

@@ -15,7 +15,22 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
+// globalFlags are the flags of every command: the root's persistent flags.
+type globalFlags struct {
+	LogLevel   string // --log-level: debug, info, warn, error
+	CPUProfile string // --cpuprofile: file for a CPU profile of the process, "" for none
+}
+
+func (g *globalFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&g.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&g.CPUProfile, "cpuprofile", "", "write a CPU profile of this process to the file")
+}
+
+// newRoot returns the imapload command. Every subcommand binds its flags to
+// a config of its own (bind); the root completes them from the environment
+// and the secret files before the subcommand checks them.
 func newRoot() *cobra.Command {
+	g := &globalFlags{}
 	root := &cobra.Command{
 		Use:           "imapload",
 		Short:         "Find the rate at which an IMAP server stops keeping up",
@@ -23,19 +38,14 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := configure(cmd.Flags()); err != nil {
-				return err
-			}
-			return checkFlags(cmd)
+			return configure(cmd.Flags())
 		},
 	}
-	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
-	root.PersistentFlags().String("cpuprofile", "", "write a CPU profile of this process to the file")
-	root.AddCommand(commands()...)
+	g.add(root.PersistentFlags())
+	root.AddCommand(commands(g)...)
 	for _, c := range root.Commands() {
-		c.RunE = profiled(c.RunE)
+		c.RunE = g.profiled(c.RunE)
 	}
-	addPasswordFiles(root)
 	documentFlags(root)
 	markUsage(root)
 	return root
@@ -77,9 +87,9 @@ func envName(flag string) string {
 	return "IMAPLOAD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
-// logger returns the process logger: text on stderr at --log-level.
-func logger(cmd *cobra.Command) *slog.Logger {
-	return newLogger(cmd.ErrOrStderr(), flagString(cmd, "log-level"))
+// logger returns the process logger: text on cmd's stderr at --log-level.
+func (g *globalFlags) logger(cmd *cobra.Command) *slog.Logger {
+	return newLogger(cmd.ErrOrStderr(), g.LogLevel)
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
@@ -90,16 +100,11 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
-func flagString(cmd *cobra.Command, name string) string {
-	v, _ := cmd.Flags().GetString(name)
-	return v
-}
-
 // profiled wraps run: with --cpuprofile, the CPU profile covers run and is
 // written out when it returns, whether it failed or not.
-func profiled(run func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
+func (g *globalFlags) profiled(run func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		stop, err := startProfile(flagString(cmd, "cpuprofile"))
+		stop, err := startProfile(g.CPUProfile)
 		if err != nil {
 			return err
 		}

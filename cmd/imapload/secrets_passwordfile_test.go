@@ -79,7 +79,7 @@ func TestPasswordFile(t *testing.T) {
 			cmd, err := configured(t, tt.command, replaceAll(tt.args, "FILE", path)...)
 			checkConfigureErr(t, err, tt.wantErr, tt.wantErrText)
 			for name, want := range tt.want {
-				if got := flagString(cmd, name); got != want {
+				if got := cmd.Flag(name).Value.String(); got != want {
 					t.Errorf("%s %v: --%s = %q, want %q", tt.command, tt.args, name, got, want)
 				}
 			}
@@ -118,6 +118,19 @@ func configured(t *testing.T, name string, args ...string) (*cobra.Command, erro
 		t.Fatalf("%s: ParseFlags(%v) = %v", name, args, err)
 	}
 	return cmd, configure(cmd.Flags())
+}
+
+// configuredNATS returns the NATS flags of a networked command with args
+// parsed and completed as its PersistentPreRunE does.
+func configuredNATS(t *testing.T, args ...string) (*natsConfig, error) {
+	t.Helper()
+	var c natsConfig
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	c.add(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("Parse(%v) = %v", args, err)
+	}
+	return &c, configure(fs)
 }
 
 // secretFile writes content into a private file, "" if content is.
@@ -160,17 +173,17 @@ func TestNATSPasswordFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cmd, err := configured(t, "aggregator", tt.args...)
+			c, err := configuredNATS(t, tt.args...)
 			if err != nil {
 				t.Fatalf("configure() = %v", err)
 			}
-			nc, err := connectNATS(cmd, "test")
+			nc, err := c.connect("test")
 			if err == nil {
 				nc.Close()
 			}
 			checkConfigureErr(t, err, tt.wantErr, "")
 			if err != nil && strings.Contains(err.Error(), "wrong-Pw-8Hs3") {
-				t.Errorf("connectNATS() = %v shows the password", err)
+				t.Errorf("connect() = %v shows the password", err)
 			}
 		})
 	}

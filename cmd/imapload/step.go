@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -16,10 +18,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func stepCmd() *cobra.Command {
-	cmd := &cobra.Command{
+func stepCmd(g *globalFlags) *cobra.Command {
+	c := &stepConfig{}
+	return bind(&cobra.Command{
 		Use:   "step",
 		Short: "Publish one step command to the fleet and list the producers' answers",
 		Long: `Publishes a step command on imapload.step, the same JSON an operator sends with
@@ -30,71 +34,108 @@ verdict, and exits as ramp does (0 held or below, 3 failing, 4 inconclusive).`,
 		Example: `  imapload step --run r1 --step 1 --rate 1000 --duration 30s
   imapload step --json '{"run":"r1","step":2,"rate":2000,"duration":"30s"}'`,
 		Args: cobra.NoArgs,
-		RunE: runStep,
-	}
-	addNATSFlags(cmd)
-	addStepFlags(cmd)
-	cmd.Flags().String("json", "", "the step command as JSON (instead of the flags)")
-	cmd.Flags().Duration("wait", time.Second, "how long to collect producers' answers (0: publish only)")
-	cmd.Flags().Bool("result", false, "wait for the step's result and exit with its verdict")
-	cmd.Flags().Duration("result-wait", time.Minute, "with --result, how long past the step's end to wait for it")
-	cmd.Flags().Float64("threshold", reporter.DefaultThreshold, "with --result, delivered/target ratio under which the step is below")
-	return cmd
+		RunE: func(cmd *cobra.Command, _ []string) error { return runStep(cmd, c, g.logger(cmd)) },
+	}, c)
 }
 
-func addStepFlags(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.String("run", "", "run id (letters, digits, '-', '_')")
-	f.Int("step", 1, "step number, from 1")
-	f.Float64("rate", 0, "fleet-wide offered rate, IMAP commands per second")
-	f.Duration("duration", 30*time.Second, "measurement window of the step")
-	f.Float64("producer-rate", 0, "per-producer rate override, commands/s")
-	f.Int("producers", 0, "divide the rate by this many producers instead of the live count")
-	addShapeFlags(cmd)
+// stepConfig is the configuration of `imapload step`.
+type stepConfig struct {
+	JSON       string        // --json: the step command as JSON, instead of Step
+	Wait       time.Duration // --wait: how long to collect producers' answers, 0 to publish only
+	Result     bool          // --result: wait for the step's result, exit with its verdict
+	ResultWait time.Duration // --result-wait past the step's end for its result
+	Threshold  float64       // --threshold: delivered/target ratio under which the step is below
+	NATS       natsConfig
+	Step       stepFlags
 }
 
-// addShapeFlags adds the flags that shape every step: warm-up, stagger, mix
-// and arrival (used by step, ramp and demo).
-func addShapeFlags(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.Duration("warmup", -1, "warm-up before each measurement window (default: stagger + 1s, at most half the duration)")
-	f.Duration("stagger", -1, "window over which session starts are spread (default: min(2s, duration/4))")
-	hideDefault(f.Lookup("warmup"))
-	hideDefault(f.Lookup("stagger"))
-	f.String("mix", "", "workload weights, e.g. fetch=130,select=100,list=50,store=50,append=10,logout=20")
-	f.String("arrival", "", "constant (default) or poisson")
+func (c *stepConfig) add(fs *pflag.FlagSet) {
+	c.NATS.add(fs)
+	c.Step.add(fs)
+	fs.StringVar(&c.JSON, "json", "", "the step command as JSON (instead of the flags)")
+	fs.DurationVar(&c.Wait, "wait", time.Second, "how long to collect producers' answers (0: publish only)")
+	fs.BoolVar(&c.Result, "result", false, "wait for the step's result and exit with its verdict")
+	fs.DurationVar(&c.ResultWait, "result-wait", time.Minute, "with --result, how long past the step's end to wait for it")
+	fs.Float64Var(&c.Threshold, "threshold", reporter.DefaultThreshold, "with --result, delivered/target ratio under which the step is below")
 }
 
-// readShape sets c's warm-up, stagger, mix and arrival from the shape flags;
-// a negative duration flag leaves the contract's default.
-func readShape(cmd *cobra.Command, c *messages.StepCommand) error {
-	f := cmd.Flags()
-	c.Arrival = flagString(cmd, "arrival")
-	for name, dst := range map[string]**messages.Duration{"warmup": &c.Warmup, "stagger": &c.Stagger} {
-		if v, _ := f.GetDuration(name); v >= 0 {
-			md := messages.Duration(v)
-			*dst = &md
-		}
-	}
-	mix, err := parseMix(flagString(cmd, "mix"))
-	c.Mix = mix
-	return err
+func (c *stepConfig) validate() error {
+	return flagErrors(c.NATS.checks(), c.Step.checks(), []error{
+		checkDuration("wait", c.Wait),
+		checkDuration("result-wait", c.ResultWait),
+		checkFloat("threshold", c.Threshold, thresholdRule()),
+	})
 }
 
-// stepFromFlags builds and validates a StepCommand from the step flags.
-func stepFromFlags(cmd *cobra.Command) (messages.StepCommand, error) {
-	f := cmd.Flags()
-	c := messages.StepCommand{Run: flagString(cmd, "run")}
-	c.Step, _ = f.GetInt("step")
-	c.Rate, _ = f.GetFloat64("rate")
-	c.ProducerRate, _ = f.GetFloat64("producer-rate")
-	c.Producers, _ = f.GetInt("producers")
-	d, _ := f.GetDuration("duration")
-	c.Duration = messages.Duration(d)
-	if err := readShape(cmd, &c); err != nil {
+// stepFlags are the fields of a step command.
+type stepFlags struct {
+	Run          string        // --run id
+	Step         int           // --step number, from 1
+	Rate         float64       // --rate: fleet-wide offered rate, commands/s
+	Duration     time.Duration // --duration: measurement window
+	ProducerRate float64       // --producer-rate: per-producer override, commands/s
+	Producers    int           // --producers to divide the rate by, 0 for the live count
+	Shape        shapeFlags
+}
+
+func (s *stepFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&s.Run, "run", "", "run id (letters, digits, '-', '_')")
+	fs.IntVar(&s.Step, "step", 1, "step number, from 1")
+	fs.Float64Var(&s.Rate, "rate", 0, "fleet-wide offered rate, IMAP commands per second")
+	fs.DurationVar(&s.Duration, "duration", 30*time.Second, "measurement window of the step")
+	fs.Float64Var(&s.ProducerRate, "producer-rate", 0, "per-producer rate override, commands/s")
+	fs.IntVar(&s.Producers, "producers", 0, "divide the rate by this many producers instead of the live count")
+	s.Shape.add(fs)
+}
+
+// checks returns the errors of the flags' values, nil for a good one; the
+// step command's own validation checks the rest.
+func (s *stepFlags) checks() []error {
+	return []error{checkDuration("duration", s.Duration), checkInt("producers", s.Producers, atLeast(0))}
+}
+
+// command builds and validates the step command of the flags.
+func (s *stepFlags) command() (messages.StepCommand, error) {
+	c := messages.StepCommand{Run: s.Run, Step: s.Step, Rate: s.Rate, ProducerRate: s.ProducerRate,
+		Producers: s.Producers, Duration: messages.Duration(s.Duration)}
+	if err := s.Shape.apply(&c); err != nil {
 		return c, err
 	}
 	return c, c.Validate()
+}
+
+// shapeFlags shape every step: warm-up, stagger, mix and arrival (used by
+// step, ramp and demo).
+type shapeFlags struct {
+	Warmup  time.Duration // --warmup before each window; negative: the contract's default
+	Stagger time.Duration // --stagger of session starts; negative: the contract's default
+	Mix     string        // --mix: workload weights, "" for the producers' default
+	Arrival string        // --arrival: constant or poisson, "" for constant
+}
+
+func (s *shapeFlags) add(fs *pflag.FlagSet) {
+	derivedDurationVar(fs, &s.Warmup, "warmup", "warm-up before each measurement window (default: stagger + 1s, at most half the duration)")
+	derivedDurationVar(fs, &s.Stagger, "stagger", "window over which session starts are spread (default: min(2s, duration/4))")
+	fs.StringVar(&s.Mix, "mix", "", "workload weights, e.g. fetch=130,select=100,list=50,store=50,append=10,logout=20")
+	fs.StringVar(&s.Arrival, "arrival", "", "constant (default) or poisson")
+}
+
+// apply sets c's warm-up, stagger, mix and arrival; a negative duration
+// leaves the contract's default.
+func (s *shapeFlags) apply(c *messages.StepCommand) error {
+	c.Arrival = s.Arrival
+	for _, d := range []struct {
+		v   time.Duration
+		dst **messages.Duration
+	}{{s.Warmup, &c.Warmup}, {s.Stagger, &c.Stagger}} {
+		if d.v >= 0 {
+			md := messages.Duration(d.v)
+			*d.dst = &md
+		}
+	}
+	mix, err := parseMix(s.Mix)
+	c.Mix = mix
+	return err
 }
 
 // parseMix reads "fetch=130,select=100" into weights; "" means no override.
@@ -117,71 +158,68 @@ func parseMix(s string) (map[string]float64, error) {
 	return mix, messages.ValidateMix(mix)
 }
 
-func runStep(cmd *cobra.Command, _ []string) error {
-	body, err := stepBody(cmd)
+func runStep(cmd *cobra.Command, c *stepConfig, log *slog.Logger) error {
+	body, err := c.body()
 	if err != nil {
 		return err
 	}
-	nc, err := connectNATS(cmd, "imapload-step")
+	nc, err := c.NATS.connect("imapload-step")
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	if r, _ := cmd.Flags().GetBool("result"); r {
-		return stepResult(cmd, nc, body)
+	if c.Result {
+		return c.result(cmd, nc, body, log)
 	}
-	if err := ensureSteps(cmd, nc); err != nil {
+	if err := ensureSteps(cmd.Context(), nc, c.NATS.bus()); err != nil {
 		return err
 	}
-	wait, _ := cmd.Flags().GetDuration("wait")
 	fmt.Fprintf(cmd.OutOrStdout(), "published %s %s\n", messages.StepSubject, body)
-	replies, err := ramp.Broadcast(nc, body, wait)
+	replies, err := ramp.Broadcast(nc, body, c.Wait)
 	if err != nil {
 		return err
 	}
-	return printReplies(cmd.OutOrStdout(), replies, wait)
+	return printReplies(cmd.OutOrStdout(), replies, c.Wait)
 }
 
-func stepBody(cmd *cobra.Command) ([]byte, error) {
-	if js := flagString(cmd, "json"); js != "" {
-		if _, err := messages.ParseStepCommand([]byte(js)); err != nil {
+// body is the step command to publish: --json, or the one of the flags.
+func (c *stepConfig) body() ([]byte, error) {
+	if c.JSON != "" {
+		if _, err := messages.ParseStepCommand([]byte(c.JSON)); err != nil {
 			return nil, usage(err)
 		}
-		return []byte(js), nil
+		return []byte(c.JSON), nil
 	}
-	c, err := stepFromFlags(cmd)
+	sc, err := c.Step.command()
 	if err != nil {
 		return nil, usage(err)
 	}
-	return json.Marshal(c)
+	return json.Marshal(sc)
 }
 
 // ensureSteps creates the stream that keeps step commands, so that the
 // aggregator can check the step's batches against this one.
-func ensureSteps(cmd *cobra.Command, nc *nats.Conn) error {
+func ensureSteps(ctx context.Context, nc *nats.Conn, o *bus.Options) error {
 	js, err := jetstream.New(nc)
 	if err == nil {
-		_, err = bus.EnsureSteps(cmd.Context(), js, busOptions(cmd))
+		_, err = bus.EnsureSteps(ctx, js, o)
 	}
 	return err
 }
 
-// stepResult runs the step as a one-step ramp and exits with its verdict.
-func stepResult(cmd *cobra.Command, nc *nats.Conn, body []byte) error {
-	c, err := messages.ParseStepCommand(body)
+// result runs the step as a one-step ramp and exits with its verdict.
+func (c *stepConfig) result(cmd *cobra.Command, nc *nats.Conn, body []byte, log *slog.Logger) error {
+	sc, err := messages.ParseStepCommand(body)
 	if err != nil {
 		return usage(err)
 	}
-	f := cmd.Flags()
-	wait, _ := f.GetDuration("result-wait")
-	threshold, _ := f.GetFloat64("threshold")
-	plan := ramp.Plan{Rates: []float64{c.Rate}, MaxSteps: 1, Threshold: threshold}
-	results, err := driveRamp(cmd.Context(), nc, &ramp.Options{Template: c, Plan: plan, FirstStep: c.Step,
-		ResultWait: wait, Bus: busOptions(cmd), Logger: logger(cmd)}, cmd.OutOrStdout())
+	plan := ramp.Plan{Rates: []float64{sc.Rate}, MaxSteps: 1, Threshold: c.Threshold}
+	results, err := driveRamp(cmd.Context(), nc, &ramp.Options{Template: sc, Plan: plan, FirstStep: sc.Step,
+		ResultWait: c.ResultWait, Bus: c.NATS.bus(), Logger: log}, cmd.OutOrStdout())
 	if len(results) == 0 {
 		return err
 	}
-	return verdictError(runReport(c.Run, results, threshold, verdict.Criteria{}, err))
+	return verdictError(runReport(sc.Run, results, c.Threshold, verdict.Criteria{}, err))
 }
 
 func printReplies(w io.Writer, replies []messages.StepReply, wait time.Duration) error {

@@ -12,13 +12,15 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/reporter"
 )
 
 func tailCmd() *cobra.Command {
-	cmd := &cobra.Command{
+	c := &tailConfig{}
+	return bind(&cobra.Command{
 		Use:   "tail",
 		Short: "Print a run's step results as they are published, then its table and verdict",
 		Long: `Reads the step results of --run from the IMAPLOAD_RESULTS stream, from the first, and
@@ -30,38 +32,49 @@ needed), and exits as the ramp does: 0 verdict, 3 failing, 4 inconclusive.`,
 		Example: `  imapload tail --run r1
   imapload tail --run r1 --once   # what is stored now, then the table`,
 		Args: cobra.NoArgs,
-		RunE: runTail,
-	}
-	addNATSFlags(cmd)
-	f := cmd.Flags()
-	f.String("run", "", "the run to follow (required)")
-	f.Bool("once", false, "stop at the last stored result instead of following")
-	f.Duration("idle", 0, "stop after this long without a new result (0: follow until interrupted)")
-	f.Float64("threshold", reporter.DefaultThreshold, "delivered/target ratio under which a step is the knee")
-	return cmd
+		RunE: func(cmd *cobra.Command, _ []string) error { return runTail(cmd, c) },
+	}, c)
 }
 
-func runTail(cmd *cobra.Command, _ []string) error {
-	run := flagString(cmd, "run")
+// tailConfig is the configuration of `imapload tail`.
+type tailConfig struct {
+	Run       string        // --run to follow (required)
+	Once      bool          // --once: stop at the last stored result
+	Idle      time.Duration // --idle: stop after this long without a result, 0 for never
+	Threshold float64       // --threshold: delivered/target ratio under which a step is the knee
+	NATS      natsConfig
+}
+
+func (c *tailConfig) add(fs *pflag.FlagSet) {
+	c.NATS.add(fs)
+	fs.StringVar(&c.Run, "run", "", "the run to follow (required)")
+	fs.BoolVar(&c.Once, "once", false, "stop at the last stored result instead of following")
+	fs.DurationVar(&c.Idle, "idle", 0, "stop after this long without a new result (0: follow until interrupted)")
+	fs.Float64Var(&c.Threshold, "threshold", reporter.DefaultThreshold, "delivered/target ratio under which a step is the knee")
+}
+
+func (c *tailConfig) validate() error {
+	return flagErrors(c.NATS.checks(), []error{
+		checkDuration("idle", c.Idle),
+		checkFloat("threshold", c.Threshold, thresholdRule()),
+	})
+}
+
+func runTail(cmd *cobra.Command, c *tailConfig) error {
+	run := c.Run
 	if run == "" {
 		return usage(errors.New(`required flag "run" not set: which run to follow`))
 	}
 	if err := messages.ValidName(run); err != nil {
 		return usage(fmt.Errorf("--run: %w", err))
 	}
-	threshold, _ := cmd.Flags().GetFloat64("threshold")
-	if !(threshold > 0 && threshold <= 1) {
-		return usage(fmt.Errorf("--threshold %v: want a ratio in (0, 1]", threshold))
-	}
-	nc, err := connectNATS(cmd, "imapload-tail")
+	nc, err := c.NATS.connect("imapload-tail")
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	once, _ := cmd.Flags().GetBool("once")
-	idle, _ := cmd.Flags().GetDuration("idle")
 	t := &tailer{out: cmd.OutOrStdout(), steps: map[int]messages.StepResult{}}
-	err = t.follow(cmd.Context(), nc, run, once, idle)
+	err = t.follow(cmd.Context(), nc, run, c.Once, c.Idle)
 	if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return err
 	}
@@ -69,7 +82,7 @@ func runTail(cmd *cobra.Command, _ []string) error {
 		return fmt.Errorf("no step result of run %s on %s; is an aggregator (imapload aggregator) running?", run, messages.ResultsSubject(run))
 	}
 	steps := slices.Collect(maps.Values(t.steps))
-	rep := reporter.Build(run, steps, threshold, time.Now())
+	rep := reporter.Build(run, steps, c.Threshold, time.Now())
 	fmt.Fprintln(t.out)
 	if err := reporter.RenderTable(t.out, rep); err != nil {
 		return err
