@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -24,8 +26,24 @@ type NATSOptions struct {
 	// ignored. JetStream is always on, and a store directory is required from
 	// the file or StoreDir.
 	ConfigFile string
-	// Name is the server name. Default "imapload".
+	// Name is the server name. Default "imapload", except for a cluster
+	// node, whose name is required: JetStream tells its peers apart by name,
+	// so each node needs its own, and the same one across restarts.
 	Name string
+	// ClusterName, when set, makes the server a node of the NATS cluster of
+	// that name, with JetStream clustered: streams and buckets may then have
+	// up to as many replicas as there are nodes. It needs ClusterListen and,
+	// on every node, the same Routes. With ConfigFile, the cluster settings
+	// given here replace the file's.
+	ClusterName string
+	// ClusterListen is the host:port the other nodes' routes connect to
+	// (port 0 picks a random free one, which only a lone seed node can use).
+	ClusterListen string
+	// Routes are the nodes' cluster addresses, nats-route://host:port; the
+	// same list on every node, its own included (a route to itself is
+	// dropped). Their number sets the size of JetStream's meta group, whose
+	// majority must be up for any stream to be created.
+	Routes []string
 	// Host is the listen address. Default "127.0.0.1".
 	Host string
 	// Port is the client port. 0 (the default) picks a random free port,
@@ -81,6 +99,9 @@ func StartNATS(opts *NATSOptions) (*NATS, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := o.applyCluster(so); err != nil {
+		return nil, err
+	}
 	ns, err := server.NewServer(so)
 	if err != nil {
 		return nil, fmt.Errorf("embedded: new NATS server: %w", err)
@@ -112,7 +133,7 @@ func notReady(so *server.Options, wait time.Duration) error {
 }
 
 func (o NATSOptions) withDefaults() NATSOptions {
-	if o.Name == "" {
+	if o.Name == "" && o.ClusterName == "" && o.ConfigFile == "" {
 		o.Name = "imapload"
 	}
 	if o.Host == "" && o.ConfigFile == "" {
@@ -169,8 +190,11 @@ func (o NATSOptions) override(so *server.Options) {
 	if o.StoreDir != "" {
 		so.StoreDir = o.StoreDir
 	}
-	if o.Name != "" && so.ServerName == "" {
+	if so.ServerName == "" {
 		so.ServerName = o.Name
+	}
+	if so.ServerName == "" && so.Cluster.Port == 0 && o.ClusterName == "" {
+		so.ServerName = "imapload" // a cluster node's name is never defaulted
 	}
 	o.applySync(so)
 	so.JetStream, so.DontListen, so.NoSigs = true, o.DontListen, true
@@ -217,9 +241,75 @@ func (o NATSOptions) configureLogger(ns *server.Server) {
 	}
 }
 
+// applyCluster makes so a cluster node when ClusterName is set, and checks
+// that a cluster node, from the options or the file, has a name.
+func (o NATSOptions) applyCluster(so *server.Options) error {
+	if o.ClusterName == "" {
+		if o.ClusterListen != "" || len(o.Routes) > 0 {
+			return fmt.Errorf("%w: ClusterListen or Routes without ClusterName", ErrBadOption)
+		}
+	} else if err := o.clusterOptions(so); err != nil {
+		return err
+	}
+	if so.Cluster.Port != 0 && so.ServerName == "" {
+		return fmt.Errorf("%w: a cluster node needs a server name of its own", ErrBadOption)
+	}
+	return nil
+}
+
+// clusterOptions sets so's cluster listener and routes from o.
+func (o NATSOptions) clusterOptions(so *server.Options) error {
+	host, portStr, err := net.SplitHostPort(o.ClusterListen)
+	if err != nil {
+		return fmt.Errorf("%w: ClusterListen %q: %v", ErrBadOption, o.ClusterListen, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 0 || port > 65535 {
+		return fmt.Errorf("%w: ClusterListen %q: bad port", ErrBadOption, o.ClusterListen)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	routes, err := ParseRoutes(o.Routes)
+	if err != nil {
+		return err
+	}
+	so.Cluster.Name, so.Cluster.Host, so.Cluster.Port = o.ClusterName, host, port
+	so.Routes = routes
+	return nil
+}
+
+// ParseRoutes parses cluster route URLs, nats-route://host:port (or
+// nats://), each entry possibly itself a comma-separated list, and refuses
+// any other form.
+func ParseRoutes(routes []string) ([]*url.URL, error) {
+	var out []*url.URL
+	for _, r := range strings.Split(strings.Join(routes, ","), ",") {
+		if r = strings.TrimSpace(r); r == "" {
+			continue
+		}
+		u, err := url.Parse(r)
+		if err != nil || (u.Scheme != "nats-route" && u.Scheme != "nats") || u.Port() == "" || u.Hostname() == "" {
+			return nil, fmt.Errorf("%w: route %q: want nats-route://host:port", ErrBadOption, r)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
 // ClientURL returns the nats:// URL clients connect to. It never contains
 // credentials. With DontListen nothing listens there: use Connect.
 func (n *NATS) ClientURL() string { return n.ns.ClientURL() }
+
+// RouteURL returns the nats-route:// URL other cluster nodes connect to, or
+// "" when the server is not a cluster node.
+func (n *NATS) RouteURL() string {
+	addr := n.ns.ClusterAddr()
+	if addr == nil {
+		return ""
+	}
+	return "nats-route://" + addr.String()
+}
 
 // Server returns the underlying nats-server.
 func (n *NATS) Server() *server.Server { return n.ns }
