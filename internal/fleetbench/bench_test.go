@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/recorder"
 )
 
 // fleetSizes are the producers of BenchmarkFleet's sub-benchmarks.
@@ -65,4 +68,35 @@ func TestFleet(t *testing.T) {
 	f := startFleet(t, 4)
 	fig := f.step(t, "fleet-test", 1, stepSpec{rate: 100, window: time.Second})
 	t.Logf("4 producers: %d batches pooled; result %v after the last final batch's ack", fig.pooled, fig.result)
+}
+
+// batchRates are producer rates, commands/s, whose one-second batch
+// BenchmarkBatch sizes.
+var batchRates = []float64{100, 300, 1000, 3000, 10000}
+
+// BenchmarkBatch cuts and encodes a producer's one-second batch at each
+// rate, with the workload of BenchmarkFleet and the recorder's default
+// reservoir, and reports its size: what one producer sends a second. ns/op
+// includes drawing and recording the simulated commands.
+//
+//	go test ./internal/fleetbench -run '^$' -bench Batch -benchtime 20x
+func BenchmarkBatch(b *testing.B) {
+	for _, rate := range batchRates {
+		b.Run(fmt.Sprintf("rate=%g", rate), func(b *testing.B) {
+			info := messages.StepInfo{FleetRate: rate, Rate: rate, Producers: 1, Warmup: 0, Duration: int64(time.Hour)}
+			rec := recorder.New("r1", 1, "loadhost-17", info, nil)
+			work := newWorkload(rate, 1)
+			size := 0
+			for i := 0; b.Loop(); i++ {
+				from := time.Duration(i) * time.Second
+				work.record(rec, from, from+time.Second)
+				data, err := messages.EncodeBatch(rec.Cut(from, from+time.Second, false, health()))
+				if err != nil {
+					b.Fatalf("EncodeBatch() error = %v", err)
+				}
+				size = len(data)
+			}
+			b.ReportMetric(float64(size), "B/batch")
+		})
+	}
 }
