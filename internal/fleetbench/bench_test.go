@@ -24,8 +24,9 @@ var benchStep = stepSpec{rate: 300, warmup: time.Second, window: 5 * time.Second
 // result-ms is the worst wait, over the iterations, from the last final
 // batch's ack to the step result; agg-hwm-MiB the aggregator process's peak
 // resident set (VmHWM) and agg-heap-MiB the peak of its Go heap in use,
-// sampled every 10 ms; lost the batches sent and not pooled. ns/op is a
-// whole step, set by its warm-up and window.
+// sampled every 10 ms; lost the batches sent and not pooled; B/batch the
+// mean size of a batch cut in the window; result-KiB the step result's JSON.
+// ns/op is a whole step, set by its warm-up and window.
 func BenchmarkFleet(b *testing.B) {
 	for _, n := range fleetSizes {
 		b.Run(fmt.Sprintf("producers=%d", n), func(b *testing.B) {
@@ -39,6 +40,7 @@ func BenchmarkFleet(b *testing.B) {
 				worst.list, worst.gather = max(worst.list, fig.list), max(worst.gather, fig.gather)
 				sum.lost += fig.lost
 				sum.pooled += fig.pooled
+				sum.size = max(sum.size, fig.size)
 				sum.sent.bytes += fig.sent.bytes
 				sum.sent.inWindow += fig.sent.inWindow
 				sum.sent.winBytes += fig.sent.winBytes
@@ -58,6 +60,7 @@ func BenchmarkFleet(b *testing.B) {
 			b.ReportMetric(float64(worst.gather)/1e6, "replies-ms")
 			b.ReportMetric(float64(sum.sent.bytes)/seconds, "B/producer-s")
 			b.ReportMetric(float64(sum.sent.winBytes)/float64(max(sum.sent.inWindow, 1)), "B/batch")
+			b.ReportMetric(float64(sum.size)/1024, "result-KiB")
 		})
 	}
 }

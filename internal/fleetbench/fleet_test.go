@@ -43,6 +43,7 @@ type figures struct {
 	sent    tally         // summed over the producers (finalAck: the last one)
 	lost    uint64        // batches sent and not pooled, or never acknowledged
 	pooled  uint64        // batches the result pooled
+	size    int           // the result's JSON, bytes
 	elapsed time.Duration // the step, from the request to the last producer's end
 }
 
@@ -100,14 +101,14 @@ func (f *fleet) step(tb testing.TB, run string, step int, spec stepSpec) figures
 		Duration: messages.Duration(spec.window), Warmup: &warmup, Producers: f.n}
 	start := time.Now()
 	fig.gather = f.request(tb, cmd)
-	r, at := awaitResult(ctx, tb, results, step)
+	r, size, at := awaitResult(ctx, tb, results, step)
 	for _, p := range f.prods {
 		p.steps.Wait()
 	}
 	fig.elapsed = time.Since(start)
 	f.sum(&fig)
 	fig.result = at.Sub(fig.sent.finalAck)
-	fig.pooled = r.Batches
+	fig.pooled, fig.size = r.Batches, size
 	fig.lost = fig.sent.lost + fig.sent.batches - min(fig.sent.batches, r.Batches)
 	f.check(tb, r, fig)
 	return fig
@@ -158,8 +159,9 @@ func (f *fleet) request(tb testing.TB, cmd messages.StepCommand) time.Duration {
 	return time.Since(start)
 }
 
-// awaitResult returns step's result as it arrives on results, and when.
-func awaitResult(ctx context.Context, tb testing.TB, results *nats.Subscription, step int) (messages.StepResult, time.Time) {
+// awaitResult returns step's result as it arrives on results, its size and
+// when it came.
+func awaitResult(ctx context.Context, tb testing.TB, results *nats.Subscription, step int) (messages.StepResult, int, time.Time) {
 	tb.Helper()
 	for {
 		m, err := results.NextMsgWithContext(ctx)
@@ -168,7 +170,7 @@ func awaitResult(ctx context.Context, tb testing.TB, results *nats.Subscription,
 		}
 		at := time.Now()
 		if r, err := messages.DecodeResult(m.Data); err == nil && r.Kind == messages.KindStepResult && r.Step == step {
-			return *r, at
+			return *r, len(m.Data), at
 		}
 	}
 }
