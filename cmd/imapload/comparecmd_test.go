@@ -18,6 +18,7 @@ import (
 // report.json file and one from a report folder, in time order, and
 // writes the three comparison files.
 func TestCompare(t *testing.T) {
+	t.Parallel()
 	ns, js := resultsBus(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

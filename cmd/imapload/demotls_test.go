@@ -17,6 +17,7 @@ import (
 // blamed.) Judged on what was measured, not on speed: commands succeeded,
 // the dial phase has TLS handshake figures and no dial failed.
 func TestDemoTLS(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "report")
 	o := runOnce(t, []string{"TMPDIR=" + t.TempDir()}, 2*time.Minute,
 		"demo", "--tls", "--rates", "100", "--step-duration", "2s", "--out", dir, "--saturation-lag", "1h")

@@ -34,11 +34,20 @@ func malformedCommand(i int) string {
 	return fmt.Sprintf(`{"run":"flood","step":1,"rate":5,"duration":"1s","bogus":%d}`, i)
 }
 
+// floodUnanswered bounds the flood's requests not answered yet: well under
+// the producer's queue of step commands (producer.stepQueue, 64), beyond
+// which it drops them by design. Without the bound, a busy machine that
+// kept the producer from running for 64 ms made it drop some, and the test
+// waited in vain for their refusals.
+const floodUnanswered = 32
+
 // TestFaultRefusalFlood is issue 10's finding 8 with a real producer
 // process: 10,000 malformed step commands are sent as requests at about
-// 1,000/s. Each gets a refusal with an error, and the producer's stderr
-// grows by at most one line per interval of its refusal log (with the
-// count of the refusals not logged), however many commands came.
+// 1,000/s (slower only when the producer is kept from answering: at most
+// floodUnanswered wait for a reply). Each gets a refusal with an error, and
+// the producer's stderr grows by at most one line per interval of its
+// refusal log (with the count of the refusals not logged), however many
+// commands came.
 func TestFaultRefusalFlood(t *testing.T) {
 	t.Parallel()
 	const flood = 10_000
@@ -47,6 +56,7 @@ func TestFaultRefusalFlood(t *testing.T) {
 	before := strings.Count(p.stderr.String(), "\n")
 
 	var refused, other atomic.Int64
+	window := make(chan struct{}, floodUnanswered)
 	inbox := nats.NewInbox()
 	subscribe(t, f.nc, inbox, func(m *nats.Msg) {
 		var r messages.StepReply
@@ -55,11 +65,20 @@ func TestFaultRefusalFlood(t *testing.T) {
 		} else {
 			other.Add(1)
 		}
+		select {
+		case <-window:
+		default:
+		}
 	})
 	start := time.Now()
 	for i := range flood {
 		if ahead := time.Until(start.Add(time.Duration(i) * time.Millisecond)); ahead > 0 {
 			time.Sleep(ahead) // the pace of the flood, 1,000/s: not a wait for a result
+		}
+		select {
+		case window <- struct{}{}:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no reply for 30 s with %d requests unanswered, after %d sent and %d answered", floodUnanswered, i, refused.Load()+other.Load())
 		}
 		if err := f.nc.PublishRequest(messages.StepSubject, inbox, []byte(malformedCommand(i))); err != nil {
 			t.Fatalf("PublishRequest: %v", err)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,11 +19,20 @@ var (
 	binErr  error
 )
 
+// parallelTests is how many parallel tests run at once unless -parallel
+// says otherwise. Most of this package's tests wait on real processes
+// through steps of seconds, so the default (GOMAXPROCS, 2 on the
+// development machine) would leave the CPU idle and run them one pair at a
+// time.
+const parallelTests = 12
+
 // TestMain builds the binary, clears IMAPLOAD_* configuration the caller's
-// shell may hold (it would reconfigure every command under test), and fails
-// the package if a test leaves a goroutine behind.
+// shell may hold (it would reconfigure every command under test), runs up to
+// parallelTests tests at once, and fails the package if a test leaves a
+// goroutine behind.
 func TestMain(m *testing.M) {
 	clearEnv()
+	setParallel(parallelTests)
 	dir, err := os.MkdirTemp("", "imapload-cmdtest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cmd test:", err)
@@ -32,6 +43,16 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(code)
 	}))
+}
+
+// setParallel sets -test.parallel to n unless the command line set it.
+func setParallel(n int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }
 
 func clearEnv() {

@@ -29,6 +29,7 @@ var (
 // `imapload step`. Every producer's batches arrive, the run report names the
 // knee, and on SIGTERM every process flushes and exits 0.
 func TestMultiProcess(t *testing.T) {
+	t.Parallel()
 	const run = "mp1"
 	natsP := startProc(t, "nats", nil, "nats", "--listen", "127.0.0.1:0", "--store", t.TempDir())
 	url := natsP.waitMatch(t, natsURLRe, 15*time.Second)
@@ -95,7 +96,7 @@ func rampBySteps(t *testing.T, env []string, run string, b *seenBatches, res *se
 		if !r.Complete || !slices.Equal(r.Producers, mpProducers) {
 			t.Errorf("step %d result: complete %v, producers %v; want complete from %v", step, r.Complete, r.Producers, mpProducers)
 		}
-		if got := b.finals(step); !slices.Equal(got, mpProducers) {
+		if got := b.awaitFinals(step, mpProducers, 10*time.Second); !slices.Equal(got, mpProducers) {
 			t.Errorf("step %d: final batches from %v, want from %v (all batches: %v)", step, got, mpProducers, b.senders(step, 1))
 		}
 		report = res.report(t, step, 30*time.Second)
@@ -117,7 +118,7 @@ func shutDown(t *testing.T, env []string, run string, step int, b *seenBatches, 
 		return slices.Equal(b.senders(step, 2), mpProducers)
 	})
 	stopAll(t, roles, 10*time.Second)
-	if got := b.finals(step); !slices.Equal(got, mpProducers) {
+	if got := b.awaitFinals(step, mpProducers, 10*time.Second); !slices.Equal(got, mpProducers) {
 		t.Errorf("after SIGTERM mid-step, final batches from %v, want from %v", got, mpProducers)
 	}
 	stopAll(t, servers, 10*time.Second)

@@ -68,6 +68,7 @@ func jsonLines[T any](out string) []T {
 // producer's accept and reject answers; `nats sub 'imapload.results.>'`
 // receives the aggregator's step result.
 func TestNATSCLIInterop(t *testing.T) {
+	t.Parallel()
 	tool := natsTool(t)
 	ns := startNATS(t, nil)
 	url := ns.ClientURL()

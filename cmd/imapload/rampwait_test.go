@@ -14,6 +14,7 @@ import (
 // that starts an aggregator. (It used to repeat the progress line for the
 // whole wait.)
 func TestRampWithoutAggregator(t *testing.T) {
+	t.Parallel()
 	f := startVerdictFleet(t, vFleetOptions{name: "noagg", noAggregator: true})
 	o := runOnce(t, f.env, 2*time.Minute, "ramp", "--run", "noagg", "--rates", "20",
 		"--step-duration", "2s", "--warmup", "500ms", "--stagger", "200ms", "--result-wait", "6s")

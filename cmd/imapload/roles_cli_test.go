@@ -17,6 +17,7 @@ import (
 // request reaches a producer and its answer comes back, and results are
 // read; the server logs no permission violation.
 func TestRolesOperatorNATSCLI(t *testing.T) {
+	t.Parallel()
 	tool := natsTool(t)
 	dir := writeRoles(t, "p1")
 	ns, log := startRolesServerLog(t, dir)

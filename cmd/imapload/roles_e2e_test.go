@@ -19,6 +19,7 @@ import (
 // report, every process exits 0 on SIGTERM, and the server logged no
 // permission violation: what each role does is within its permissions.
 func TestRolesWholeStep(t *testing.T) {
+	t.Parallel()
 	const run = "roles1"
 	ids := []string{"producer-1", "producer-2"}
 	dir := writeRoles(t, strings.Join(ids, ","))

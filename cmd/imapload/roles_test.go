@@ -278,6 +278,7 @@ var exampleArgs = []string{"roles", "--producers", "3", "--env-keys"}
 // with another configuration (an older imapload, other options) is used as
 // it is by a role that may not update it; the server refused the update.
 func TestRolesEnsureKeepsWhatItMayNotUpdate(t *testing.T) {
+	t.Parallel()
 	dir := writeRoles(t, "p1")
 	ns := startRolesServer(t, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

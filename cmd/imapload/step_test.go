@@ -162,6 +162,7 @@ func sameStep(a, b messages.StepCommand) bool {
 // TestStepReplies: `imapload step` lists each producer's answer and fails
 // only when every producer that answered refused the step.
 func TestStepReplies(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		replies []messages.StepReply

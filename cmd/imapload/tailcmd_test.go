@@ -43,6 +43,7 @@ func resultsBus(t *testing.T) (*embedded.NATS, jetstream.JetStream) {
 // it comes, then the table judged from the latest revisions, and exits
 // with the run's verdict.
 func TestTail(t *testing.T) {
+	t.Parallel()
 	ns, js := resultsBus(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

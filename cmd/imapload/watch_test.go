@@ -60,6 +60,19 @@ func (s *seenBatches) finals(step int) []string {
 	return ids
 }
 
+// awaitFinals waits up to within for the final batches of step from ids
+// (sorted) and returns who sent one. The aggregator may have pooled them, or
+// a producer may have exited, before this test's own subscription read
+// them: each subscription is delivered on its own.
+func (s *seenBatches) awaitFinals(step int, ids []string, within time.Duration) []string {
+	var got []string
+	testkit.Poll(within, func() bool {
+		got = s.finals(step)
+		return slices.Equal(got, ids)
+	})
+	return got
+}
+
 // senders lists the producers that sent at least n batches of step, sorted.
 func (s *seenBatches) senders(step, n int) []string {
 	s.mu.Lock()
