@@ -6,44 +6,15 @@ import (
 	"math"
 	"net"
 	"os"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
-
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // A flag's value is checked before the command does anything: a run that
 // would fail late (a read-only --out after the whole ramp) or measure
 // nonsense (--threshold 2, --sessions 0) is refused at once, as a usage
-// error that says what is wanted.
-
-// A config is one command's flags, bound to the fields of a struct: add
-// declares them on fs, validate refuses impossible values (it does no
-// network I/O).
-type config interface {
-	add(fs *pflag.FlagSet)
-	validate() error
-}
-
-// bind declares c's flags on cmd and checks them before cmd runs, once the
-// environment and the secret files have completed them (the root's
-// PersistentPreRunE).
-func bind(cmd *cobra.Command, c config) *cobra.Command {
-	c.add(cmd.Flags())
-	cmd.PreRunE = func(*cobra.Command, []string) error { return usage(c.validate()) }
-	return cmd
-}
-
-// flagErrors joins the errors of single flags in the order of the flags'
-// names, as --help lists them; nil ones are skipped.
-func flagErrors(errs ...[]error) error {
-	all := slices.DeleteFunc(slices.Concat(errs...), func(err error) bool { return err == nil })
-	slices.SortFunc(all, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
-	return errors.Join(all...)
-}
+// error that says what is wanted. Each config's validate (config.go) checks
+// its own fields with the rules below.
 
 // numericRule is a closed range [min, max] (max 0: none), open at min when
 // openMin, with an excluded closed gap when gap is set.

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/ramp"
+	"github.com/imapload/imapload/reporter"
+	"github.com/imapload/imapload/verdict"
+	"github.com/spf13/pflag"
+)
+
+// rampFlags are the flags a ramp and the demo share.
+type rampFlags struct {
+	Start           float64       // --start: first offered rate, commands/s
+	Factor          float64       // --factor: rate multiplier from step to step
+	Max             float64       // --max: highest rate to offer, 0 for none
+	MaxJump         float64       // --max-jump over the highest rate that held
+	Rates           string        // --rates: explicit comma-separated rates
+	MaxSteps        int           // --max-steps
+	AfterKnee       int           // --after-knee: steps past the knee
+	Refine          int           // --refine: bisection steps
+	Threshold       float64       // --threshold: delivered/target ratio of the knee
+	StepDuration    time.Duration // --step-duration: measurement window
+	ExpectKneeAbove float64       // --expect-knee-above, commands/s
+	MaxP99          []string      // --max-p99 PHASE=DURATION, repeatable
+	MaxErrorRate    string        // --max-error-rate ratio, "" for none
+	Shape           shapeFlags
+	Out             string // --out: directory for report files, "" for none
+}
+
+// defaultRamp is the flags' defaults; add declares the flags with the
+// receiver's values as defaults, so the demo can start from its own.
+func defaultRamp() rampFlags {
+	return rampFlags{Start: 100, Factor: 2, MaxJump: ramp.DefaultMaxJump, MaxSteps: 12, AfterKnee: 1,
+		Threshold: reporter.DefaultThreshold, StepDuration: 10 * time.Second}
+}
+
+func (r *rampFlags) add(fs *pflag.FlagSet) {
+	fs.Float64Var(&r.Start, "start", r.Start, "first offered rate, commands/s")
+	fs.Float64Var(&r.Factor, "factor", r.Factor, "rate multiplier from step to step")
+	fs.Float64Var(&r.Max, "max", r.Max, "highest rate to offer (0: none)")
+	fs.Float64Var(&r.MaxJump, "max-jump", r.MaxJump, "never offer more than this many times the highest rate that held")
+	fs.StringVar(&r.Rates, "rates", r.Rates, "explicit comma-separated rates instead of --start/--factor")
+	fs.IntVar(&r.MaxSteps, "max-steps", r.MaxSteps, "most steps to run")
+	fs.IntVar(&r.AfterKnee, "after-knee", r.AfterKnee, "steps to run past the knee (0: stop at it)")
+	fs.IntVar(&r.Refine, "refine", r.Refine, "bisection steps between the last step that held and the knee")
+	fs.Float64Var(&r.Threshold, "threshold", r.Threshold, "delivered/target ratio under which a step is the knee")
+	fs.DurationVar(&r.StepDuration, "step-duration", r.StepDuration, "measurement window of each step")
+	fs.Float64Var(&r.ExpectKneeAbove, "expect-knee-above", r.ExpectKneeAbove, "fail (exit 5) unless the server held at this rate, commands/s, with no knee at or below it")
+	fs.StringArrayVar(&r.MaxP99, "max-p99", r.MaxP99, "fail (exit 5) if PHASE's response-time P99 exceeds DURATION on a held step, e.g. fetch=50ms (repeatable)")
+	fs.StringVar(&r.MaxErrorRate, "max-error-rate", r.MaxErrorRate, "fail (exit 5) if failed/sent commands exceed this ratio on a held step, e.g. 0.01")
+	r.Shape.add(fs)
+	fs.StringVar(&r.Out, "out", r.Out, "directory for report files")
+}
+
+// checks returns the errors of the flags' values, nil for a good one.
+func (r *rampFlags) checks() []error {
+	return []error{
+		checkInt("max-steps", r.MaxSteps, atLeast(1)),
+		checkInt("after-knee", r.AfterKnee, atLeast(0)),
+		checkInt("refine", r.Refine, atLeast(0)),
+		checkFloat("threshold", r.Threshold, thresholdRule()),
+		checkDuration("step-duration", r.StepDuration),
+	}
+}
+
+// plan reads and checks the ramp flags; an impossible one is a usage
+// error, found before anything is sent.
+func (r *rampFlags) plan(run string) (ramp.Plan, messages.StepCommand, error) {
+	p := ramp.Plan{Start: r.Start, Factor: r.Factor, Max: r.Max, MaxJump: r.MaxJump,
+		MaxSteps: r.MaxSteps, AfterKnee: r.AfterKnee, Refine: r.Refine, Threshold: r.Threshold}
+	rates, err := parseRates(r.Rates)
+	if err != nil {
+		return p, messages.StepCommand{}, usage(err)
+	}
+	p.Rates = rates
+	t := messages.StepCommand{Run: run, Duration: messages.Duration(r.StepDuration)}
+	if err := r.Shape.apply(&t); err != nil {
+		return p, t, usage(err)
+	}
+	probe := t
+	probe.Step, probe.Rate = 1, 1
+	return p, t, usage(errors.Join(p.Validate(), probe.Validate()))
+}
+
+// criteria reads the threshold flags.
+func (r *rampFlags) criteria() (verdict.Criteria, error) {
+	c := verdict.Criteria{KneeAbove: r.ExpectKneeAbove}
+	if !(c.KneeAbove >= 0) {
+		return c, usage(fmt.Errorf("--expect-knee-above %v: want a rate ≥ 0", c.KneeAbove))
+	}
+	for _, l := range r.MaxP99 {
+		pl, err := parsePhaseLimit(l)
+		if err != nil {
+			return c, usage(err)
+		}
+		c.MaxP99 = append(c.MaxP99, pl)
+	}
+	if s := r.MaxErrorRate; s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v >= 0 && v <= 1) {
+			return c, usage(fmt.Errorf("--max-error-rate %q: want a ratio in [0, 1]", s))
+		}
+		c.MaxErrorRate = &v
+	}
+	return c, nil
+}
+
+// parsePhaseLimit reads one --max-p99 PHASE=DURATION.
+func parsePhaseLimit(s string) (verdict.PhaseLimit, error) {
+	name, ds, ok := strings.Cut(s, "=")
+	if !ok {
+		return verdict.PhaseLimit{}, fmt.Errorf("--max-p99 %q: want PHASE=DURATION, e.g. fetch=50ms", s)
+	}
+	if _, err := messages.ParsePhase(name); err != nil {
+		return verdict.PhaseLimit{}, fmt.Errorf("--max-p99 %q: %w", s, err)
+	}
+	d, err := time.ParseDuration(ds)
+	if err != nil || d <= 0 {
+		return verdict.PhaseLimit{}, fmt.Errorf("--max-p99 %q: want a positive duration such as 50ms", s)
+	}
+	return verdict.PhaseLimit{Phase: name, Max: d}, nil
+}
+
+func parseRates(s string) ([]float64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var rates []float64
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil || !(v > 0) || v > messages.MaxRate { // !(v > 0) also refuses NaN
+			return nil, fmt.Errorf("--rates: %q is not a rate", part)
+		}
+		rates = append(rates, v)
+	}
+	return rates, nil
+}
