@@ -56,9 +56,14 @@ var rules = map[string]rule{
 	"internal/testkit/natstest": {uses: []string{"embedded"}, nats: true, testing: true},
 	"internal/e2estatus":        {uses: []string{"internal/testkit"}, testing: true},
 	"internal/arch":             {},
+	// The Kubernetes manifests: a package for their validation test only.
+	"deploy/k8s": {},
 	// The fleet benchmark: its code is all in _test.go files, which drive
 	// the aggregator, the recorder and bus over the embedded NATS.
 	"internal/fleetbench": {},
+	// The cluster tests: their code is all in _test.go files, which run the
+	// producers and the aggregator over three embedded NATS nodes.
+	"internal/clustertest": {testing: true},
 }
 
 // listDeps maps every package of the module (relative to it) to the packages
