@@ -14,7 +14,10 @@
 // "imapload.samples.<run>.<step>.<producer>" (IMAPLOAD_SAMPLES) and the
 // results on "imapload.results.<run>" (IMAPLOAD_RESULTS).
 //
+// The shipped configuration of the three nodes for the official nats-server
+// (deploy/nats/cluster) is parsed as nats-server does, and its users kept
+// those of deploy/nats/imapload.conf.
+//
 // RELIABILITY.md lists what the tests observed. The same cluster with
-// real `imapload nats` processes (SIGKILLed) is tested in cmd/imapload, and
-// the compose file's cluster in deploy/docker.
+// real `imapload nats` processes (SIGKILLed) is tested in cmd/imapload.
 package clustertest
