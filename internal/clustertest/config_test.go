@@ -65,7 +65,7 @@ func TestShippedClusterConfigs(t *testing.T) {
 func TestClusterAuthorizationIsImaploadConf(t *testing.T) {
 	want := authorizationBlock(t, filepath.Join(confDir, "..", "imapload.conf"))
 	if got := authorizationBlock(t, filepath.Join(confDir, "authorization.conf")); got != want {
-		t.Errorf("deploy/nats/cluster/authorization.conf differs from deploy/nats/imapload.conf's authorization block; copy it again:\n"+
+		t.Errorf("deploy/nats/cluster/authorization.conf differs from deploy/nats/imapload.conf's authorization block; copy it again:\n" +
 			"  sed -n '/^authorization {/,$p' deploy/nats/imapload.conf  # below the header of authorization.conf")
 	}
 }
