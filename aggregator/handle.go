@@ -163,6 +163,7 @@ func (a *Aggregator) close(ctx context.Context, st *openStep) {
 		"rejected", st.pool.Rejected())
 	a.closed[st.key] = publishedOf(&r)
 	a.drop(st)
+	a.opts.onResult()(&r)
 }
 
 // drop forgets an open step, and with it every reference to its batches.

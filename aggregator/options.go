@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/messages"
 )
 
 // Options configure an Aggregator. A nil *Options means the defaults.
@@ -40,6 +41,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// OnResult, if set, is called with each step result once it is
+	// published (e.g. to expose it as metrics). It runs on the aggregator's
+	// loop: it must be quick, and must neither keep nor modify the result.
+	OnResult func(*messages.StepResult)
 }
 
 func (o *Options) stepTimeout() time.Duration {
@@ -96,6 +101,13 @@ func (o *Options) now() func() time.Time {
 		return time.Now
 	}
 	return o.Now
+}
+
+func (o *Options) onResult() func(*messages.StepResult) {
+	if o == nil || o.OnResult == nil {
+		return func(*messages.StepResult) {}
+	}
+	return o.OnResult
 }
 
 func (o *Options) busOptions() *bus.Options {

@@ -73,6 +73,11 @@ type Options struct {
 	// Seed makes account order, command mix, arrivals and jitter repeatable
 	// (default: random).
 	Seed uint64
+	// OnBatch, if set, is called with every batch the producer cuts, before
+	// it is published (e.g. to expose it as metrics). It runs on the step's
+	// flush path: it must be quick, and must neither keep nor modify the
+	// batch.
+	OnBatch func(*messages.SampleBatch)
 }
 
 // maxReservoir bounds Options.Reservoir: 8 phases × 2 latency kinds (plus

@@ -78,9 +78,9 @@ func (st *stepRun) run(runCtx, stepCtx context.Context) {
 	var pubWG sync.WaitGroup
 	pubWG.Go(func() { pub.run(pubCtx) })
 	cut := newCutter(st.rec, st.env, st.host)
-	pub.in <- cut.cut(st.env.tl.start, false) // batch 0: "wait for my final batch"
+	pub.in <- st.cutBatch(cut, st.env.tl.start, false) // batch 0: "wait for my final batch"
 	st.offer(stepCtx, cut, pub.in)
-	pub.in <- cut.cut(time.Now(), true)
+	pub.in <- st.cutBatch(cut, time.Now(), true)
 	close(pub.in)
 	pubWG.Wait()
 }
@@ -137,6 +137,15 @@ func (st *stepRun) dispatcher(queue chan<- job) *dispatcher {
 	}
 }
 
+// cutBatch cuts the batch up to now and hands it to Options.OnBatch.
+func (st *stepRun) cutBatch(cut *cutter, now time.Time, final bool) *messages.SampleBatch {
+	b := cut.cut(now, final)
+	if st.cfg.OnBatch != nil {
+		st.cfg.OnBatch(b)
+	}
+	return b
+}
+
 // flush cuts a batch every FlushInterval until stop is closed. It never
 // blocks on the publisher: while the publisher's queue is full (NATS slow or
 // down), it cuts nothing, so the next batch cut carries those counts too and
@@ -157,7 +166,7 @@ func (st *stepRun) flush(cut *cutter, out chan<- *messages.SampleBatch, stop <-c
 					"intervals", skipped)
 				skipped = 0
 			}
-			out <- cut.cut(time.Now(), false)
+			out <- st.cutBatch(cut, time.Now(), false)
 		case <-stop:
 			return
 		}

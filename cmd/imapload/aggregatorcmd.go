@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/imapload/imapload/aggregator"
+	"github.com/imapload/imapload/health"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -28,16 +29,18 @@ type aggregatorConfig struct {
 	StepTimeout time.Duration // --step-timeout past a step's end for missing final batches, 0 for the default
 	Durable     string        // --durable consumer name, "" for the default
 	NATS        natsConfig
+	Health      healthConfig
 }
 
 func (c *aggregatorConfig) add(fs *pflag.FlagSet) {
 	c.NATS.add(fs)
+	c.Health.add(fs)
 	fs.DurationVar(&c.StepTimeout, "step-timeout", 0, "wait past a step's end for missing final batches (default 15s)")
 	fs.StringVar(&c.Durable, "durable", "", "durable consumer name (default imapload-aggregator)")
 }
 
 func (c *aggregatorConfig) validate() error {
-	return flagErrors(c.NATS.checks(), []error{checkDuration("step-timeout", c.StepTimeout)})
+	return flagErrors(c.NATS.checks(), []error{checkDuration("step-timeout", c.StepTimeout), c.Health.check()})
 }
 
 func runAggregator(cmd *cobra.Command, c *aggregatorConfig, log *slog.Logger) error {
@@ -46,11 +49,18 @@ func runAggregator(cmd *cobra.Command, c *aggregatorConfig, log *slog.Logger) er
 		return err
 	}
 	defer nc.Close()
-	o := &aggregator.Options{Durable: c.Durable, StepTimeout: c.StepTimeout, Bus: c.NATS.bus(), Logger: log}
+	m := health.NewMetrics(nil)
+	o := &aggregator.Options{Durable: c.Durable, StepTimeout: c.StepTimeout, Bus: c.NATS.bus(), Logger: log,
+		OnResult: m.ObserveResult}
 	a, err := aggregator.New(nc, o)
 	if err != nil {
 		return err
 	}
+	stop, err := c.Health.start(cmd.Context(), &health.Options{Ready: natsReady(nc), Metrics: m}, log)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	log.Info("aggregator: ready")
 	return a.Run(cmd.Context())
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/imapload/imapload/bus"
 	"github.com/imapload/imapload/embedded"
+	"github.com/imapload/imapload/health"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -47,6 +48,7 @@ type natsServerConfig struct {
 	Sync     string      // --sync: JetStream fsync policy, "" for the server's
 	User     string      // --user the server requires
 	Password string      // --password of User; never logged
+	Health   healthConfig
 }
 
 func (c *natsServerConfig) add(fs *pflag.FlagSet) {
@@ -56,9 +58,10 @@ func (c *natsServerConfig) add(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Sync, "sync", "", "JetStream fsync policy: always, or an interval such as 10s (default: the server's, 2m)")
 	fs.StringVar(&c.User, "user", "", "require this NATS user")
 	secretVar(fs, &c.Password, "password", "", "password of --user (never logged)")
+	c.Health.add(fs)
 }
 
-func (c *natsServerConfig) validate() error { return nil }
+func (c *natsServerConfig) validate() error { return c.Health.check() }
 
 func runNATS(cmd *cobra.Command, c *natsServerConfig, log *slog.Logger) error {
 	o, err := c.options()
@@ -71,6 +74,11 @@ func runNATS(cmd *cobra.Command, c *natsServerConfig, log *slog.Logger) error {
 		return err
 	}
 	defer ns.Shutdown()
+	stop, err := c.Health.start(cmd.Context(), &health.Options{Ready: natsServerReady(ns.Server())}, log)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	log.Info("nats: ready", "url", ns.ClientURL(), "store", ns.Server().StoreDir(), "config", o.ConfigFile,
 		"auth", o.User != "" || o.ConfigFile != "")
 	fmt.Fprintln(cmd.OutOrStdout(), "NATS with JetStream listening on", ns.ClientURL())
@@ -133,4 +141,15 @@ func splitListen(listen string) (string, int, error) {
 		port = server.RANDOM_PORT
 	}
 	return host, port, nil
+}
+
+// natsServerReady is the readiness of the embedded server: running, with
+// JetStream.
+func natsServerReady(srv *server.Server) func() error {
+	return func() error {
+		if !srv.Running() || !srv.JetStreamEnabled() {
+			return errors.New("NATS server not running with JetStream")
+		}
+		return nil
+	}
 }

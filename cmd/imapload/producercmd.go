@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/health"
 	"github.com/imapload/imapload/producer"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -44,11 +45,13 @@ type producerConfig struct {
 	Procs       int    // --procs: GOMAXPROCS, 0 for Go's default
 	NATS        natsConfig
 	Producer    producerFlags
+	Health      healthConfig
 }
 
 func (c *producerConfig) add(fs *pflag.FlagSet) {
 	c.NATS.add(fs)
 	c.Producer.add(fs)
+	c.Health.add(fs)
 	fs.StringVar(&c.ID, "id", "", "producer id (default <hostname>-<pid>)")
 	fs.StringVar(&c.IMAP, "imap", "", "IMAP server host:port (required)")
 	fs.BoolVar(&c.TLS, "tls", false, "implicit TLS (IMAPS)")
@@ -60,7 +63,7 @@ func (c *producerConfig) add(fs *pflag.FlagSet) {
 
 func (c *producerConfig) validate() error {
 	return errors.Join(
-		flagErrors(c.NATS.checks(), c.Producer.checks(), []error{checkInt("procs", c.Procs, atLeast(0))}),
+		flagErrors(c.NATS.checks(), c.Producer.checks(), []error{checkInt("procs", c.Procs, atLeast(0)), c.Health.check()}),
 		checkIMAP(c.IMAP))
 }
 
@@ -201,10 +204,17 @@ func runProducer(cmd *cobra.Command, c *producerConfig, log *slog.Logger) error 
 		return err
 	}
 	defer nc.Close()
+	m := health.NewMetrics(nil)
+	o.OnBatch = m.ObserveBatch
 	p, err := producer.New(nc, o)
 	if err != nil {
 		return err
 	}
+	stop, err := c.Health.start(cmd.Context(), &health.Options{Ready: natsReady(nc), Metrics: m}, log)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	o.Logger.Info("producer: ready", "id", p.ID(), "imap", o.Addr, "accounts", len(o.Accounts))
 	return p.Run(cmd.Context())
 }

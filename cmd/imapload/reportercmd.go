@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/imapload/imapload/health"
 	"github.com/imapload/imapload/reporter"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -31,10 +32,12 @@ type reporterConfig struct {
 	Table     bool    // --table: a line per step result and each run's table on stdout
 	Verbose   bool    // --verbose: the whole table after every step result
 	NATS      natsConfig
+	Health    healthConfig
 }
 
 func (c *reporterConfig) add(fs *pflag.FlagSet) {
 	c.NATS.add(fs)
+	c.Health.add(fs)
 	fs.StringVar(&c.Run, "run", "", "report this run only (default: every run, each in --out/<run>)")
 	fs.StringVar(&c.Out, "out", "", "directory for report files (default: none)")
 	fs.Float64Var(&c.Threshold, "threshold", reporter.DefaultThreshold, "delivered/target ratio under which a step is the knee")
@@ -44,7 +47,7 @@ func (c *reporterConfig) add(fs *pflag.FlagSet) {
 
 func (c *reporterConfig) validate() error {
 	return errors.Join(
-		flagErrors(c.NATS.checks(), []error{checkFloat("threshold", c.Threshold, thresholdRule())}),
+		flagErrors(c.NATS.checks(), []error{checkFloat("threshold", c.Threshold, thresholdRule()), c.Health.check()}),
 		checkOut(c.Out))
 }
 
@@ -62,6 +65,11 @@ func runReporter(cmd *cobra.Command, c *reporterConfig, log *slog.Logger) error 
 	if err != nil {
 		return err
 	}
+	stop, err := c.Health.start(cmd.Context(), &health.Options{Ready: natsReady(nc)}, log)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	log.Info("reporter: ready", "run", c.Run, "out", o.OutDir)
 	return r.Run(cmd.Context())
 }
