@@ -150,21 +150,20 @@ func (p *producerFlags) options(b *bus.Options) (*producer.Options, error) {
 // --tls-insecure without --tls would be ignored in silence, so they are
 // usage errors; --tls-insecure is warned about at every start.
 func (c *producerConfig) tlsConfig(log *slog.Logger) (*tls.Config, error) {
-	on, insecure, ca := c.TLS, c.TLSInsecure, c.TLSCA
 	switch {
-	case !on && insecure:
+	case !c.TLS && c.TLSInsecure:
 		return nil, usage(errors.New("--tls-insecure needs --tls: it turns off the certificate check of TLS connections"))
-	case !on && ca != "":
+	case !c.TLS && c.TLSCA != "":
 		return nil, usage(errors.New("--tls-ca needs --tls: it names the CA of TLS connections"))
-	case !on:
+	case !c.TLS:
 		return nil, nil
-	case insecure:
+	case c.TLSInsecure:
 		log.Warn("producer: --tls-insecure: the IMAP server's certificate is NOT verified; anyone on the network path can " +
 			"impersonate the server and read every account's password. Use it for test servers only; --tls-ca trusts a private CA")
 	}
-	cfg := &tls.Config{InsecureSkipVerify: insecure} //nolint:gosec // an explicit flag for test servers, warned about
+	cfg := &tls.Config{InsecureSkipVerify: c.TLSInsecure} //nolint:gosec // an explicit flag for test servers, warned about
 	var err error
-	cfg.RootCAs, err = caPool(ca)
+	cfg.RootCAs, err = caPool(c.TLSCA)
 	return cfg, err
 }
 
