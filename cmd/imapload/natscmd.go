@@ -32,9 +32,17 @@ sync_interval; --user and --password cannot be combined with it.
 
 --sync sets how often JetStream fsyncs: by default every 2 minutes (nats-server's
 default), so an OS crash can lose acknowledged batches of the last 2 minutes;
-"always" fsyncs every write (see deploy/nats/README.md).`,
+"always" fsyncs every write (see deploy/nats/README.md).
+
+--cluster-name makes the server a node of a NATS cluster with JetStream clustered:
+--cluster is where the other nodes' routes connect, --routes lists every node's
+nats-route://host:port (the same list on each, its own included), and --name,
+required, is the node's own and must stay the same across restarts, as must its
+--store. Three nodes keep imapload's streams (--replicas 3) with one of them down.`,
 		Example: `  imapload nats --listen 127.0.0.1:4222 --store /var/lib/imapload/nats
-  imapload nats --config roles/nats.conf --sync always`,
+  imapload nats --config roles/nats.conf --sync always
+  imapload nats --name n1 --store /var/lib/imapload/n1 --listen 127.0.0.1:4222 --cluster-name imapload \
+    --cluster 127.0.0.1:6222 --routes nats-route://127.0.0.1:6222,nats-route://127.0.0.1:6223,nats-route://127.0.0.1:6224`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runNATS(cmd, c, g.logger(cmd)) },
 	}, c)
@@ -49,6 +57,11 @@ type natsServerConfig struct {
 	User     string      // --user the server requires
 	Password string      // --password of User; never logged
 	Health   healthConfig
+	// A cluster node's flags.
+	Name        string   // --name: the server's name, a cluster node's own
+	ClusterName string   // --cluster-name: the cluster to form or join, "" for none
+	Cluster     string   // --cluster: host:port the other nodes' routes connect to
+	Routes      []string // --routes: every node's nats-route://host:port
 }
 
 func (c *natsServerConfig) add(fs *pflag.FlagSet) {
@@ -59,9 +72,36 @@ func (c *natsServerConfig) add(fs *pflag.FlagSet) {
 	fs.StringVar(&c.User, "user", "", "require this NATS user")
 	secretVar(fs, &c.Password, "password", "", "password of --user (never logged)")
 	c.Health.add(fs)
+	fs.StringVar(&c.Name, "name", "", "server name (default imapload); required on a cluster node, its own, the same across restarts")
+	fs.StringVar(&c.ClusterName, "cluster-name", "", "form or join the NATS cluster of this name (needs --name, --cluster and --routes)")
+	fs.StringVar(&c.Cluster, "cluster", "", "cluster address the other nodes' routes connect to (host:port)")
+	fs.StringSliceVar(&c.Routes, "routes", nil, "every cluster node's nats-route://host:port, comma-separated, its own included")
 }
 
-func (c *natsServerConfig) validate() error { return c.Health.check() }
+func (c *natsServerConfig) validate() error {
+	return flagErrors([]error{c.Health.check()}, c.clusterErrors())
+}
+
+// clusterErrors lists what is wrong with the cluster flags.
+func (c *natsServerConfig) clusterErrors() []error {
+	if c.ClusterName == "" {
+		if c.Cluster != "" || len(c.Routes) > 0 {
+			return []error{errors.New("--cluster and --routes need --cluster-name")}
+		}
+		return nil
+	}
+	var errs []error
+	if c.Name == "" {
+		errs = append(errs, errors.New("--cluster-name needs --name: each node's own, the same across restarts"))
+	}
+	if _, _, err := net.SplitHostPort(c.Cluster); err != nil {
+		errs = append(errs, fmt.Errorf("--cluster %q: want host:port where the other nodes' routes connect", c.Cluster))
+	}
+	if _, err := embedded.ParseRoutes(c.Routes); err != nil {
+		errs = append(errs, fmt.Errorf("--routes: %w", err))
+	}
+	return errs
+}
 
 func runNATS(cmd *cobra.Command, c *natsServerConfig, log *slog.Logger) error {
 	o, err := c.options()
@@ -80,7 +120,7 @@ func runNATS(cmd *cobra.Command, c *natsServerConfig, log *slog.Logger) error {
 	}
 	defer stop()
 	log.Info("nats: ready", "url", ns.ClientURL(), "store", ns.Server().StoreDir(), "config", o.ConfigFile,
-		"auth", o.User != "" || o.ConfigFile != "")
+		"auth", o.User != "" || o.ConfigFile != "", "name", ns.Server().Name(), "cluster", ns.RouteURL())
 	fmt.Fprintln(cmd.OutOrStdout(), "NATS with JetStream listening on", ns.ClientURL())
 	<-cmd.Context().Done()
 	log.Info("nats: shutting down")
@@ -90,7 +130,8 @@ func runNATS(cmd *cobra.Command, c *natsServerConfig, log *slog.Logger) error {
 // options returns the server's options. With --config, --listen counts only
 // when given (on the command line or as IMAPLOAD_LISTEN).
 func (c *natsServerConfig) options() (*embedded.NATSOptions, error) {
-	o := &embedded.NATSOptions{ConfigFile: c.Config, StoreDir: c.Store, User: c.User, Password: c.Password}
+	o := &embedded.NATSOptions{ConfigFile: c.Config, StoreDir: c.Store, User: c.User, Password: c.Password,
+		Name: c.Name, ClusterName: c.ClusterName, ClusterListen: c.Cluster, Routes: c.Routes}
 	switch {
 	case o.ConfigFile == "" && o.StoreDir == "":
 		return nil, usage(errors.New(`required flag "store" not set (or give a --config that sets jetstream's store_dir)`))
