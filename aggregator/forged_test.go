@@ -162,6 +162,7 @@ func bigForged(run string, count, size int) func(yield func(*messages.SampleBatc
 // are rejected without being kept, and once the flood and a real step are
 // through, the live heap is back near where it started.
 func TestForgedBytesLeaveNoHeap(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	tb := startBus(t)
 	startAgg(t, tb.nc, &Options{Durable: "agg-bytes"})
 	tb.command(t, "warm", 1)

@@ -160,6 +160,9 @@ func TestOutagePublisherStopsWithItsContext(t *testing.T) {
 	var logs testkit.Buffer
 	p := newPublisher(js, slog.New(slog.NewTextHandler(&logs, nil)), time.Hour, 1)
 	srv.Shutdown()
+	// Until the client sees the server gone, a batch is written to the dead
+	// socket and only its ack wait (5 s) tells; the test wants the outage.
+	testkit.WaitFor(t, 10*time.Second, "the client to see NATS down", func() bool { return !js.Conn().IsConnected() })
 	ctx, cancel := context.WithCancelCause(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); p.run(ctx) }()

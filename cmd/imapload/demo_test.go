@@ -53,6 +53,7 @@ var (
 // race-free test run (.ci/run runs it first, on a quiet machine) and,
 // whatever the load, by TestDemoBusyHost.
 func TestDemo(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	t.Parallel()
 	demoBinary(t, !raceEnabled)
 }
@@ -91,6 +92,7 @@ func demoInProcess(t *testing.T, args []string) {
 // says it could not measure and why (exit 4); never a wrong knee. It runs
 // alone, before the parallel tests: its CPU hogs would load them too.
 func TestDemoBusyHost(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	if binErr != nil {
 		t.Fatalf("imapload binary: %v", binErr)
 	}

@@ -17,6 +17,7 @@ import (
 // one result (revision 0), complete, from every producer, with the batches
 // and scheduled commands the stream holds, each counted once.
 func TestFaultAggregatorKilled(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	t.Parallel()
 	const run = "fault-agg"
 	f := startFaultFleet(t, faultOptions{name: "fagg"})

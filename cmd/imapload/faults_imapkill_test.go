@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -14,6 +15,7 @@ import (
 // (phase, kind), each group once, most frequent first; the producers keep
 // running, and the next step, against the new server, succeeds.
 func TestFaultIMAPServerKilled(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	t.Parallel()
 	const run = "fault-imap"
 	f := startFaultFleet(t, faultOptions{name: "fimap"})

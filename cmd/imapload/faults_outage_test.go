@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/imapload/imapload/internal/testkit"
 	"testing"
 	"time"
 )
@@ -25,6 +26,7 @@ func (f *faultFleet) outage(t *testing.T, hold time.Duration) {
 // (With the producers' former 30 s retry budget they gave up the held
 // batches, finals included, 10 s before NATS was back.)
 func TestFaultNATSOutageLong(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	t.Parallel()
 	const run = "fault-out40"
 	f := startFaultFleet(t, faultOptions{name: "fout40"})
@@ -58,6 +60,7 @@ func TestFaultNATSOutageLong(t *testing.T) {
 // producer count is accepted by every producer (they recreated the
 // memory-storage registry bucket the restart emptied) and gets its result.
 func TestFaultNATSOutageShort(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	t.Parallel()
 	const run = "fault-out6"
 	f := startFaultFleet(t, faultOptions{name: "fout6"})

@@ -49,6 +49,7 @@ const floodUnanswered = 32
 // refusal log (with the count of the refusals not logged), however many
 // commands came.
 func TestFaultRefusalFlood(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	t.Parallel()
 	const flood = 10_000
 	f := startFaultFleet(t, faultOptions{name: "frefuse", producers: 1})

@@ -29,6 +29,7 @@ var (
 // `imapload step`. Every producer's batches arrive, the run report names the
 // knee, and on SIGTERM every process flushes and exits 0.
 func TestMultiProcess(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	t.Parallel()
 	const run = "mp1"
 	natsP := startProc(t, "nats", nil, "nats", "--listen", "127.0.0.1:0", "--store", t.TempDir())

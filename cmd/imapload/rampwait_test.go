@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/verdict"
 )
 
@@ -14,6 +15,7 @@ import (
 // that starts an aggregator. (It used to repeat the progress line for the
 // whole wait.)
 func TestRampWithoutAggregator(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	t.Parallel()
 	f := startVerdictFleet(t, vFleetOptions{name: "noagg", noAggregator: true})
 	o := runOnce(t, f.env, 2*time.Minute, "ramp", "--run", "noagg", "--rates", "20",

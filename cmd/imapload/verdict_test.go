@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/verdict"
 )
@@ -149,6 +150,7 @@ func checkFailing(t *testing.T, o vOutcome, kind string) {
 // inside step 1's window; its final batch never comes, so the step is
 // inconclusive (incomplete), never the knee, and the ramp exits 4.
 func TestVerdictProducerKilledMidStep(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	t.Parallel()
 	const run = "v-killmid"
 	f := startVerdictFleet(t, vFleetOptions{name: "vkillmid", producers: 3})
@@ -317,6 +319,7 @@ func TestVerdictUsage(t *testing.T) {
 // TestVerdictThresholds: on a healthy run, a P99 limit nothing meets fails
 // the run (exit 5, "threshold failed"), and limits it meets pass (exit 0).
 func TestVerdictThresholds(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	t.Parallel()
 	// The thresholds are judged on held steps, so they must hold whatever else
 	// loads the machine: a schedule lag is no reason to void a step here.

@@ -5,6 +5,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/imapload/imapload/internal/testkit"
 )
@@ -17,7 +18,11 @@ func main() {
 		}
 	}
 	if len(missing) == 0 {
-		fmt.Println("end-to-end suites: all ran (Dovecot, nats CLI, Chromium)")
+		names := make([]string, len(testkit.Suites))
+		for i, s := range testkit.Suites {
+			names[i] = s.Name
+		}
+		fmt.Printf("end-to-end suites: all ran (%s)\n", strings.Join(names, "; "))
 		return
 	}
 	fmt.Println("end-to-end suites that did NOT run (skipped):")

@@ -29,7 +29,13 @@ var (
 		Enable: "go install github.com/nats-io/natscli/nats@v0.5.0", Find: findNATSCLI}
 	Chromium = Suite{Name: "report.html in a browser (reporter)", Needs: "chromium or chromium-headless-shell on PATH",
 		Enable: "apt-get install chromium", Find: findChromium}
-	Suites = []Suite{Dovecot, NATSCLI, Chromium}
+	// Long is the tests that run real processes through faults or steps of
+	// ten seconds and more (an outage of 40 s, a killed aggregator, the demo,
+	// a compose cluster): `go test ./...` stays quick without them.
+	Long = Suite{Name: "long real-process suites (faults, demo, multi-process, clusters)", Needs: "IMAPLOAD_LONG=1",
+		Enable: "export IMAPLOAD_LONG=1 (the README's test command does; IMAPLOAD_E2E=1 implies it)",
+		Find:   func() (string, bool) { return "", os.Getenv("IMAPLOAD_LONG") == "1" || E2E() }}
+	Suites = []Suite{Dovecot, NATSCLI, Chromium, Long}
 )
 
 // E2E reports whether IMAPLOAD_E2E=1 demands every suite.
