@@ -18,6 +18,11 @@
 // (deploy/nats/cluster) is parsed as nats-server does, and its users kept
 // those of deploy/nats/imapload.conf.
 //
+// Where a Docker engine answers, TestComposeClusterNodeKilled builds the
+// image and runs deploy/docker/compose.cluster.yml (three `imapload nats`
+// containers, two producers), docker-kills the samples stream's leader
+// mid-step and checks the step the same way.
+//
 // RELIABILITY.md lists what the tests observed. The same cluster with
 // real `imapload nats` processes (SIGKILLed) is tested in cmd/imapload.
 package clustertest

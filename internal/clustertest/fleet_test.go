@@ -29,7 +29,6 @@ var streams = []string{messages.SamplesStream, messages.ResultsStream, bus.Steps
 // server, the aggregator and the producers, each on its own connection.
 type fleet struct {
 	t    *testing.T
-	c    *cluster
 	nc   *nats.Conn
 	js   jetstream.JetStream
 	imap *embedded.IMAP
@@ -68,7 +67,7 @@ func ensure(t *testing.T, js jetstream.JetStream) {
 // cluster.
 func startFleet(t *testing.T, c *cluster, first int, ids ...string) *fleet {
 	t.Helper()
-	f := &fleet{t: t, c: c, nc: c.connect(first), ids: ids}
+	f := &fleet{t: t, nc: c.connect(first), ids: ids}
 	js, err := jetstream.New(f.nc)
 	if err != nil {
 		t.Fatalf("jetstream.New() error = %v", err)

@@ -39,12 +39,13 @@ func TestClusterFollowerDownMidStep(t *testing.T) {
 	ensure(t, js)
 	victim := c.follower(js)
 	f := startFleet(t, c, victim, "p1", "p2")
-	down := f.stepWithNodeDown("c-follower", func() int {
+	var down int
+	f.stepWithNodeDown("c-follower", c.down(js, &down, func() int {
 		if i := c.streamLeader(js, messages.SamplesStream); i != victim && i != c.metaLeader() {
 			return victim
 		}
 		return c.follower(js) // the leaders moved meanwhile
-	})
+	}))
 	c.rejoin(down, js)
 }
 
@@ -61,7 +62,8 @@ func TestClusterLeaderDownMidStep(t *testing.T) {
 	}
 	ensure(t, js)
 	f := startFleet(t, c, c.streamLeader(js, messages.SamplesStream), "p1", "p2")
-	down := f.stepWithNodeDown("c-leader", func() int { return c.streamLeader(js, messages.SamplesStream) })
+	var down int
+	f.stepWithNodeDown("c-leader", c.down(js, &down, func() int { return c.streamLeader(js, messages.SamplesStream) }))
 	testkit.WaitFor(t, waitLong, "a new samples stream leader", func() bool {
 		info := streamInfo(js, messages.SamplesStream)
 		return info != nil && info.Cluster != nil && info.Cluster.Leader != "" && c.index(info.Cluster.Leader) != down
@@ -83,10 +85,10 @@ func (c *cluster) follower(js jetstream.JetStream) int {
 	return -1
 }
 
-// stepWithNodeDown runs step 1 of run and shuts down the node pick returns
-// once every producer has published a batch reaching downAt into the
-// window, then checks the step's result. It returns the node shut down.
-func (f *fleet) stepWithNodeDown(run string, pick func() int) int {
+// stepWithNodeDown runs step 1 of run and calls down, which takes a node
+// down and names it, once every producer has published a batch reaching
+// downAt into the window; then it checks the step's result.
+func (f *fleet) stepWithNodeDown(run string, down func() string) {
 	f.t.Helper()
 	into := f.watchWindow(run, 1)
 	f.step(run, 1, rate, window)
@@ -94,15 +96,24 @@ func (f *fleet) stepWithNodeDown(run string, pick func() int) int {
 	testkit.WaitFor(f.t, waitLong, "every producer's batches to reach into the window", func() bool {
 		return into.reached(downAt) == len(f.ids)
 	})
-	down := pick()
-	f.t.Logf("shutting down %s %v after the step was accepted (samples leader %d, meta leader %d)",
-		f.c.nodes[down].name, time.Since(accepted).Round(time.Millisecond), f.c.streamLeader(f.js, messages.SamplesStream), f.c.metaLeader())
+	name := down()
+	f.t.Logf("%s went down %v after the step was accepted", name, time.Since(accepted).Round(time.Millisecond))
 	shut := time.Now()
-	f.c.shutdown(down)
 	rs := f.result(run, 1, waitLong)
-	f.t.Logf("the aggregator settled %v after the shutdown; %d result(s) of the step", time.Since(shut).Round(100*time.Millisecond), len(rs))
+	f.t.Logf("the aggregator settled %v after that; %d result(s) of the step", time.Since(shut).Round(100*time.Millisecond), len(rs))
 	f.checkWhole(rs, f.batches(run, 1))
-	return down
+}
+
+// down returns a down function for stepWithNodeDown that shuts down the node
+// pick returns and records which it was in *i.
+func (c *cluster) down(js jetstream.JetStream, i *int, pick func() int) func() string {
+	return func() string {
+		*i = pick()
+		c.t.Logf("shutting down %s (samples leader %s, meta leader %s)", c.nodes[*i].name,
+			c.nodes[c.streamLeader(js, messages.SamplesStream)].name, c.nodes[max(0, c.metaLeader())].name)
+		c.shutdown(*i)
+		return c.nodes[*i].name
+	}
 }
 
 // progress follows a step's batches as published (a core subscription on
@@ -210,16 +221,23 @@ func countOf(batches []*messages.SampleBatch, id string) uint64 {
 }
 
 // rejoin restarts node i on its store and ports, with no other action, and
-// waits until each of imapload's streams has its three replicas current.
+// waits until it is back in each of imapload's streams.
 func (c *cluster) rejoin(i int, js jetstream.JetStream) {
 	c.t.Helper()
 	restarted := time.Now()
 	c.start(i)
+	awaitRejoined(c.t, js, c.nodes[i].name, restarted)
+}
+
+// awaitRejoined waits until each of imapload's streams has three current
+// replicas, name among them.
+func awaitRejoined(t *testing.T, js jetstream.JetStream, name string, restarted time.Time) {
+	t.Helper()
 	for _, s := range streams {
-		testkit.WaitFor(c.t, waitLong, s+" to have 3 current replicas", func() bool {
+		testkit.WaitFor(t, waitLong, s+" to have 3 current replicas", func() bool {
 			info := streamInfo(js, s)
-			return current(info) == size && hasPeer(info, c.nodes[i].name)
+			return current(info) == size && hasPeer(info, name)
 		})
 	}
-	c.t.Logf("%s rejoined: every stream has 3 current replicas %v after its restart", c.nodes[i].name, time.Since(restarted).Round(100*time.Millisecond))
+	t.Logf("%s rejoined: every stream has 3 current replicas %v after its restart", name, time.Since(restarted).Round(100*time.Millisecond))
 }
