@@ -72,7 +72,10 @@ func TestFirstDialsSpreadOverStagger(t *testing.T) {
 		dials   []time.Time
 		batches map[string][]*messages.SampleBatch
 	}
-	r := unstalled(t, 3, 40*time.Millisecond, func(i int) (result, error) {
+	// A stall of the test process bunches the dials it delays; one shorter
+	// than a tenth of the window can neither cut the span under 60% nor put
+	// a third of the 24 dials into one tenth.
+	r := unstalled(t, 5, window/10, func(i int) (result, error) {
 		col := f.collect("stagger", i+1)
 		sent := time.Now()
 		if _, err := f.ask(fmt.Sprintf(`{"run":"stagger","step":%d,"rate":150,"warmup":"1200ms","duration":"800ms",
@@ -129,7 +132,9 @@ func TestReconnectsAfterDropAreSpread(t *testing.T) {
 	col := f.collect("drop", 1)
 	f.request(`{"run":"drop","step":1,"rate":160,"warmup":"300ms","duration":"10s","stagger":"200ms",
 		"mix":{"select":1,"fetch":1}}`, 1)
-	back := unstalled(t, 3, 10*time.Millisecond, func(int) ([]time.Time, error) {
+	// 16 reconnections under full jitter over 50 ms: a stall under 15 ms
+	// bunches at most about 5 of them, under the 8 judged.
+	back := unstalled(t, 5, 15*time.Millisecond, func(int) ([]time.Time, error) {
 		if !testkit.Poll(5*time.Second, func() bool { return len(f.imap.Sessions()) == 16 }) {
 			return nil, errors.New("timed out waiting for 16 sessions to log in")
 		}
