@@ -36,11 +36,13 @@ type composeProject struct {
 // published ports, SIGKILLs the samples stream leader's container (docker
 // kill) in the middle of it, and checks the step's result as the in-process
 // tests do; then it starts the container again and waits for it to rejoin,
-// and for the reporter's report. It skips only where no Docker engine
-// answers (and fails there under IMAPLOAD_E2E=1); it always tears the
-// project down (down -v) and removes its image.
+// and for the reporter's report. One of the long suites (IMAPLOAD_LONG=1,
+// implied by IMAPLOAD_E2E=1), it skips where no Docker engine answers (and
+// fails there under IMAPLOAD_E2E=1); it always tears the project down
+// (down -v) and removes its image.
 func TestComposeClusterNodeKilled(t *testing.T) {
 	t.Parallel()
+	testkit.Require(t, testkit.Long)
 	requireDocker(t)
 	start := time.Now()
 	p := upCompose(t)

@@ -18,7 +18,8 @@
 // (deploy/nats/cluster) is parsed as nats-server does, and its users kept
 // those of deploy/nats/imapload.conf.
 //
-// Where a Docker engine answers, TestComposeClusterNodeKilled builds the
+// With IMAPLOAD_LONG=1 (implied by IMAPLOAD_E2E=1, as in CI) and where a
+// Docker engine answers, TestComposeClusterNodeKilled builds the
 // image and runs deploy/docker/compose.cluster.yml (three `imapload nats`
 // containers, two producers), docker-kills the samples stream's leader
 // mid-step and checks the step the same way.
