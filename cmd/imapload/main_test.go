@@ -1,16 +1,16 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/imapload/imapload/internal/testkit"
 )
 
 // The imapload binary, built once by TestMain for the multi-process tests.
@@ -32,7 +32,7 @@ const parallelTests = 12
 // goroutine behind.
 func TestMain(m *testing.M) {
 	clearEnv()
-	setParallel(parallelTests)
+	testkit.SetParallel(parallelTests)
 	dir, err := os.MkdirTemp("", "imapload-cmdtest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cmd test:", err)
@@ -43,16 +43,6 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(code)
 	}))
-}
-
-// setParallel sets -test.parallel to n unless the command line set it.
-func setParallel(n int) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		_ = flag.Set("test.parallel", strconv.Itoa(n))
-	}
 }
 
 func clearEnv() {
