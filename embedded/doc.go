@@ -12,7 +12,10 @@
 //
 // [StartNATS] starts nats-server in-process with JetStream. The store
 // directory is required so that concurrent test processes never share the
-// server's default $TMPDIR/jetstream. The package reads and writes no NATS
+// server's default $TMPDIR/jetstream. With a cluster name, a cluster listen
+// address and routes ([NATSOptions.ClusterName], [NATSOptions.ClusterListen],
+// [NATSOptions.Routes]) three of them form one JetStream cluster; each node
+// then needs a name of its own. The package reads and writes no NATS
 // subjects itself; the subjects and streams belong to package messages.
 //
 // # IMAP
