@@ -43,7 +43,7 @@ type composeProject struct {
 func TestComposeClusterNodeKilled(t *testing.T) {
 	t.Parallel()
 	testkit.Require(t, testkit.Long)
-	requireDocker(t)
+	testkit.Require(t, testkit.Docker)
 	start := time.Now()
 	p := upCompose(t)
 	t.Logf("image built and project %s up in %v", p.name, time.Since(start).Round(time.Second))
@@ -78,22 +78,6 @@ func TestComposeClusterNodeKilled(t *testing.T) {
 	t.Logf("restarts (a client that started before JetStream's meta leader): %s",
 		strings.Join(strings.Fields(p.exec(time.Minute, "docker", append([]string{"inspect", "--format", "{{.Name}}={{.RestartCount}}"}, ids...)...)), " "))
 	t.Logf("the whole test took %v", time.Since(start).Round(time.Second))
-}
-
-// requireDocker skips t unless `docker version` reaches an engine.
-func requireDocker(t *testing.T) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "docker", "version", "--format", "{{.Server.Version}}").CombinedOutput()
-	if err == nil {
-		return
-	}
-	msg := fmt.Sprintf("no Docker engine answers `docker version` (%v: %s)", err, bytes.TrimSpace(out))
-	if testkit.E2E() {
-		t.Fatal(msg + " (IMAPLOAD_E2E=1 requires it)")
-	}
-	t.Skip(msg)
 }
 
 // upCompose builds the static binary and an image of its own, and brings the

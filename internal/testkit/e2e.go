@@ -1,11 +1,13 @@
 package testkit
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Suite is an end-to-end suite: tests that need something from outside Go.
@@ -35,7 +37,9 @@ var (
 	Long = Suite{Name: "long real-process suites (faults, demo, multi-process, clusters)", Needs: "IMAPLOAD_LONG=1",
 		Enable: "export IMAPLOAD_LONG=1 (the README's test command does; IMAPLOAD_E2E=1 implies it)",
 		Find:   func() (string, bool) { return "", os.Getenv("IMAPLOAD_LONG") == "1" || E2E() }}
-	Suites = []Suite{Dovecot, NATSCLI, Chromium, Long}
+	Docker = Suite{Name: "compose cluster (internal/clustertest)", Needs: "a Docker engine answering `docker version`, and docker-compose",
+		Enable: "apt-get install docker.io docker-compose and start dockerd (.ci/run does)", Find: findDocker}
+	Suites = []Suite{Dovecot, NATSCLI, Chromium, Long, Docker}
 )
 
 // E2E reports whether IMAPLOAD_E2E=1 demands every suite.
@@ -69,6 +73,16 @@ func findNATSCLI() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+func findDocker() (string, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if exec.CommandContext(ctx, "docker", "version", "--format", "{{.Server.Version}}").Run() != nil {
+		return "", false
+	}
+	p, err := exec.LookPath("docker-compose")
+	return p, err == nil
 }
 
 func findChromium() (string, bool) {
