@@ -97,6 +97,7 @@ func liveHeap() uint64 {
 // warnings are a few lines, the heap stays under 128 MB, and a real step
 // published behind the flood gets its result.
 func TestForgedFloodOfNewSteps(t *testing.T) {
+	t.Parallel() // a NATS server of its own
 	tb := startBus(t)
 	logs := &logBuffer{}
 	agg := startAgg(t, tb.nc, &Options{Durable: "agg-flood", Logger: logs.logger()})
@@ -162,6 +163,7 @@ func bigForged(run string, count, size int) func(yield func(*messages.SampleBatc
 // are rejected without being kept, and once the flood and a real step are
 // through, the live heap is back near where it started.
 func TestForgedBytesLeaveNoHeap(t *testing.T) {
+	t.Parallel() // a NATS server of its own
 	testkit.Require(t, testkit.Long)
 	tb := startBus(t)
 	startAgg(t, tb.nc, &Options{Durable: "agg-bytes"})
@@ -199,6 +201,7 @@ func TestForgedBytesLeaveNoHeap(t *testing.T) {
 // batches published around a real step leave its result as the real
 // batches alone make it, and a step never commanded gets no result.
 func TestForgedBatchesCannotReshapeStep(t *testing.T) {
+	t.Parallel() // a NATS server of its own
 	tb := startBus(t)
 	tb.command(t, "r1", 1)
 	real := stepBatches("r1", 1, []string{"a", "b"}, 2)
@@ -248,6 +251,7 @@ func decodeResult(t *testing.T, data []byte) messages.StepResult {
 // before its command, as the server may store them: they wait for it (were
 // they rejected, no later batch would open the step).
 func TestCommandBehindBatch(t *testing.T) {
+	t.Parallel() // a NATS server of its own
 	tb := startBus(t)
 	startAgg(t, tb.nc, &Options{Durable: "agg-behind"})
 	batches := stepBatches("r1", 1, []string{"a"}, 1)
@@ -264,6 +268,7 @@ func TestCommandBehindBatch(t *testing.T) {
 // TestMaxOpenSteps runs more steps at once than may be open: the others
 // wait, and every step gets its result.
 func TestMaxOpenSteps(t *testing.T) {
+	t.Parallel() // a NATS server of its own
 	tb := startBus(t)
 	var all [][]*messages.SampleBatch
 	for step := 1; step <= 3; step++ {

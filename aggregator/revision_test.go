@@ -36,6 +36,7 @@ func (tb *testBus) revisions(t *testing.T, run string, step int) map[int]*jetstr
 // (a duplicate) publish no revision, and neither does a restarted
 // aggregator that replays the stream.
 func TestLateBatchesPublishRevision(t *testing.T) {
+	t.Parallel() // a NATS server of its own
 	tb := startBus(t)
 	tb.command(t, "r1", 9)
 	all := stepBatches("r1", 9, []string{"a", "b"}, 3)

@@ -20,6 +20,7 @@ func TestNewNilConn(t *testing.T) {
 }
 
 func TestServicePublishesCompleteStep(t *testing.T) {
+	t.Parallel() // a NATS server of its own
 	tb := startBus(t)
 	tb.command(t, "r1", 1)
 	batches := stepBatches("r1", 1, []string{"a", "b", "c"}, 3)
@@ -50,6 +51,7 @@ func TestServicePublishesCompleteStep(t *testing.T) {
 // acknowledged half of the step, publishes the rest, and starts another with
 // the same durable: the result must be the one of a single pass.
 func TestServiceRestartMidStep(t *testing.T) {
+	t.Parallel() // a NATS server of its own
 	tb := startBus(t)
 	tb.command(t, "r1", 2)
 	batches := stepBatches("r1", 2, []string{"a", "b", "c", "d"}, 4)
@@ -79,6 +81,7 @@ func TestServiceRestartMidStep(t *testing.T) {
 // for a producer that never sends its final batch. Nothing new arrives: the
 // new aggregator learns of the step from the message the first one held.
 func TestServiceRestartWhileWaiting(t *testing.T) {
+	t.Parallel() // a NATS server of its own
 	tb := startBus(t)
 	tb.command(t, "r1", 3)
 	batches := stepBatches("r1", 3, []string{"a", "b"}, 2)
@@ -101,6 +104,7 @@ func TestServiceRestartWhileWaiting(t *testing.T) {
 }
 
 func TestServiceDuplicateBatch(t *testing.T) {
+	t.Parallel() // a NATS server of its own
 	tb := startBus(t)
 	tb.command(t, "r1", 4)
 	batches := stepBatches("r1", 4, []string{"a", "b"}, 2)
@@ -121,6 +125,7 @@ func TestServiceDuplicateBatch(t *testing.T) {
 }
 
 func TestServiceCorruptBatch(t *testing.T) {
+	t.Parallel() // a NATS server of its own
 	tb := startBus(t)
 	tb.command(t, "r1", 5)
 	logs := &logBuffer{}
@@ -142,6 +147,7 @@ func TestServiceCorruptBatch(t *testing.T) {
 }
 
 func TestServiceMissingProducer(t *testing.T) {
+	t.Parallel() // a NATS server of its own
 	tb := startBus(t)
 	tb.command(t, "r1", 6)
 	batches := stepBatches("r1", 6, []string{"a"}, 2)
@@ -164,6 +170,7 @@ func TestServiceMissingProducer(t *testing.T) {
 // durable, which replays the whole stream: it must find the result already
 // published and publish nothing.
 func TestServiceNeverPublishesTwice(t *testing.T) {
+	t.Parallel() // a NATS server of its own
 	tb := startBus(t)
 	tb.command(t, "r1", 7)
 	for _, b := range stepBatches("r1", 7, []string{"a", "b"}, 2) {
@@ -185,6 +192,7 @@ func TestServiceNeverPublishesTwice(t *testing.T) {
 
 // TestServiceLargeStep has more batches than one replay fetch returns.
 func TestServiceLargeStep(t *testing.T) {
+	t.Parallel() // a NATS server of its own
 	tb := startBus(t)
 	tb.command(t, "r1", 8)
 	ids := make([]string, 40)
@@ -203,6 +211,7 @@ func TestServiceLargeStep(t *testing.T) {
 }
 
 func TestRunCancelledBeforeStart(t *testing.T) {
+	t.Parallel() // a NATS server of its own
 	tb := startBus(t)
 	a, err := New(tb.nc, nil)
 	if err != nil {
