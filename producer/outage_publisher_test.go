@@ -23,6 +23,7 @@ import (
 // assumes. (Before the fix, batches given up during the outage were stored
 // from the client's reconnect buffer after it, and counted lost as well.)
 func TestOutagePublisherCountsOnlyUnacked(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	t.Parallel() // waits on NATS outages and timeouts, with servers of its own
 	const (
 		budget = 2 * time.Second

@@ -30,6 +30,7 @@ type clusterNode struct {
 // node, stores a batch with the other two, and starts the killed node again
 // with the same flags and store: it rejoins as a current replica by itself.
 func TestClusterNATSProcesses(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	t.Parallel()
 	ports := []int{freePort(t), freePort(t), freePort(t)}
 	var routes []string

@@ -62,6 +62,7 @@ func TestDemo(t *testing.T) {
 // checks its plumbing and that it leaves no goroutine behind. It cannot
 // run in parallel: goleak would count the other tests' goroutines.
 func TestDemoInProcess(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	demoInProcess(t, demoShortArgs)
 }
 

@@ -29,6 +29,7 @@ const (
 // clients connected to that node first, so all of them lose their server
 // and reconnect to another; the streams keep a majority of their replicas.
 func TestClusterFollowerDownMidStep(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	t.Parallel()
 	c := startCluster(t)
 	op := c.connect(0)
@@ -53,6 +54,7 @@ func TestClusterFollowerDownMidStep(t *testing.T) {
 // server that stores and acknowledges every batch first) in the middle of a
 // step; the fleet's clients connected to it first.
 func TestClusterLeaderDownMidStep(t *testing.T) {
+	testkit.Require(t, testkit.Long)
 	t.Parallel()
 	c := startCluster(t)
 	op := c.connect(0)
