@@ -154,6 +154,10 @@ func EnsureSteps(ctx context.Context, js jetstream.JetStream, o *Options) (jetst
 // EnsureProducers creates the producer registry bucket, or finds it (see
 // ensureStream for how a bucket with another configuration is handled).
 func EnsureProducers(ctx context.Context, js jetstream.JetStream, o *Options) (jetstream.KeyValue, error) {
+	return retrySetup(ctx, func(ctx context.Context) (jetstream.KeyValue, error) { return ensureProducers(ctx, js, o) })
+}
+
+func ensureProducers(ctx context.Context, js jetstream.JetStream, o *Options) (jetstream.KeyValue, error) {
 	cfg := ProducersConfig(o)
 	kv, err := js.CreateKeyValue(ctx, cfg)
 	if errors.Is(err, jetstream.ErrBucketExists) {
@@ -162,7 +166,7 @@ func EnsureProducers(ctx context.Context, js jetstream.JetStream, o *Options) (j
 		}, func(ctx context.Context) (jetstream.KeyValue, error) { return js.KeyValue(ctx, cfg.Bucket) })
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: bucket %s: %v", ErrSetup, messages.ProducersBucket, err)
+		return nil, fmt.Errorf("%w: bucket %s: %w", ErrSetup, messages.ProducersBucket, err)
 	}
 	return kv, nil
 }
@@ -172,7 +176,8 @@ func EnsureProducers(ctx context.Context, js jetstream.JetStream, o *Options) (j
 // all, as the server drops a request it refuses, and keeps the stream as it is.
 const updateWait = 2 * time.Second
 
-// ensureStream creates the stream; creating one that exists with the same
+// ensureStream creates the stream, waiting while JetStream is unavailable
+// (retrySetup, setup.go); creating one that exists with the same
 // configuration returns it, so the roles need no permission to update. A
 // stream with another configuration (an older imapload, other --replicas)
 // is updated where that is permitted and otherwise used as it is. When
@@ -180,6 +185,10 @@ const updateWait = 2 * time.Second
 // it reserves twice ("insufficient storage resources") although the stream
 // is there: a stream that exists is then used as it is.
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	return retrySetup(ctx, func(ctx context.Context) (jetstream.Stream, error) { return createOrFind(ctx, js, cfg) })
+}
+
+func createOrFind(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
 	st, err := js.CreateStream(ctx, cfg)
 	switch {
 	case err == nil:
@@ -194,7 +203,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: stream %s: %v", ErrSetup, cfg.Name, err)
+		return nil, fmt.Errorf("%w: stream %s: %w", ErrSetup, cfg.Name, err)
 	}
 	return st, nil
 }
