@@ -27,6 +27,7 @@ type clientConn struct {
 	rerr    error  // read error to report once pending is released
 	cmds    int    // commands admitted so far
 	dropAt  int    // noDrop, 0 (after the greeting) or the k-th command
+	through bool   // after STARTTLS: bytes are TLS records, passed as read
 
 	contSeen atomic.Bool // the server sent a "+" continuation request
 	greeted  atomic.Bool // the greeting has been written
@@ -69,6 +70,10 @@ func (c *clientConn) fill() error {
 		c.scan.cancelLiteral() // the server answered instead of sending "+"
 	}
 	for {
+		if c.through && len(c.pending) > 0 {
+			c.ready, c.pending = c.pending, nil
+			return nil
+		}
 		if n, name, start := c.scan.step(c.pending); n > 0 {
 			return c.release(n, name, start)
 		}
@@ -86,6 +91,7 @@ func (c *clientConn) release(n int, name string, start bool) error {
 		}
 	}
 	c.ready, c.pending = c.pending[:n], c.pending[n:]
+	c.through = start && name == "STARTTLS" && c.s.startTLS != nil
 	if c.scan.awaitingSync() {
 		c.contSeen.Store(false)
 	}

@@ -59,6 +59,12 @@ type IMAPOptions struct {
 	// TLS serves implicit TLS (IMAPS) with a self-signed ECDSA P-256
 	// certificate made at start; clients use IMAP.TLSConfig.
 	TLS bool
+	// StartTLS offers STARTTLS (RFC 9051 §6.2.1) on the plain listener, with
+	// the same kind of certificate; clients use IMAP.TLSConfig. It excludes
+	// TLS. After STARTTLS a connection's commands are neither gated nor
+	// counted nor fault-injected: the server's load model covers the plain
+	// part only (the command scanner sits below TLS).
+	StartTLS bool
 
 	// DropFraction is the fraction, in [0, 1], of accepted connections closed
 	// abruptly: right after the greeting or when one of the next three
@@ -139,6 +145,8 @@ func (o *IMAPOptions) validate() error {
 		return fmt.Errorf("%w: UserFormat %q must turn a number into a distinct name", ErrBadOption, o.UserFormat)
 	case o.Workers < 0 || o.ServiceTime < 0 || o.SlowDelay < 0 || o.LoginCacheTTL < 0:
 		return fmt.Errorf("%w: negative Workers, ServiceTime, SlowDelay or LoginCacheTTL", ErrBadOption)
+	case o.TLS && o.StartTLS:
+		return fmt.Errorf("%w: TLS and StartTLS together", ErrBadOption)
 	case o.BcryptCost < 0 || o.BcryptCost > 31:
 		return fmt.Errorf("%w: BcryptCost = %d, want 0–31", ErrBadOption, o.BcryptCost)
 	}

@@ -27,7 +27,8 @@ type IMAP struct {
 	stats  counters
 	trimMu sync.Mutex
 
-	serverTLS *tls.Config // nil without TLS
+	serverTLS *tls.Config // implicit TLS on accept; nil without TLS
+	startTLS  *tls.Config // offered by STARTTLS; nil without StartTLS
 	rootCAs   *x509.CertPool
 	tlsName   string
 
@@ -86,8 +87,14 @@ func (s *IMAP) prepare() error {
 			return err
 		}
 	}
-	if s.opts.TLS {
-		return s.prepareTLS()
+	if !s.opts.TLS && !s.opts.StartTLS {
+		return nil
+	}
+	if err := s.prepareTLS(); err != nil {
+		return err
+	}
+	if s.opts.StartTLS {
+		s.startTLS, s.serverTLS = s.serverTLS, nil
 	}
 	return nil
 }
@@ -110,13 +117,16 @@ func (s *IMAP) prepareTLS() error {
 
 // serverOptions configures go-imap's server. InsecureAuth is always on:
 // the server sees our clientConn, not the *tls.Conn below it, so it cannot
-// tell that a TLS server's connections are all encrypted.
+// tell that a TLS server's connections are all encrypted (and LOGIN and
+// AUTHENTICATE PLAIN are both offered on a plain connection). A TLSConfig
+// makes go-imap offer and run STARTTLS.
 func (s *IMAP) serverOptions() *imapserver.Options {
 	return &imapserver.Options{
 		NewSession:   s.newSession,
 		Caps:         imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}},
 		Logger:       s.logger(),
 		InsecureAuth: true,
+		TLSConfig:    s.startTLS,
 	}
 }
 

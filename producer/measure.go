@@ -96,9 +96,10 @@ func (e *sessionEnv) drop(j job) {
 	}
 }
 
-// clientTLS is the TLS configuration of dials, or nil without TLS.
+// clientTLS is the TLS configuration of dials (implicit TLS or
+// STARTTLS), or nil without TLS.
 func (c *config) clientTLS() *tls.Config {
-	if !c.TLS {
+	if !c.TLS && !c.StartTLS {
 		return nil
 	}
 	t := &tls.Config{}

@@ -27,6 +27,13 @@ type Options struct {
 	// system roots and Addr's host as server name).
 	TLS       bool
 	TLSConfig *tls.Config
+	// StartTLS dials plain TCP and, after the greeting, upgrades with
+	// STARTTLS (RFC 9051 §6.2.1) using TLSConfig as TLS does. It excludes
+	// TLS. The dial phase covers TCP, greeting, STARTTLS and handshake.
+	StartTLS bool
+	// Auth is how sessions log in: "login" (LOGIN, the default) or "plain"
+	// (AUTHENTICATE PLAIN, RFC 4616). Either is recorded as phase login.
+	Auth string
 	// Accounts are the logins sessions draw from. Required.
 	Accounts []Account
 	// Sessions is how many IMAP sessions this producer keeps open during a
@@ -80,6 +87,12 @@ type Options struct {
 	OnBatch func(*messages.SampleBatch)
 }
 
+// The login methods of Options.Auth.
+const (
+	AuthLogin = "login" // LOGIN (RFC 9051 §6.2.3)
+	AuthPlain = "plain" // AUTHENTICATE PLAIN (RFC 9051 §6.2.2, RFC 4616)
+)
+
 // maxReservoir bounds Options.Reservoir: 8 phases × 2 latency kinds (plus
 // TLS) × 8192 values × at most 5 bytes stays well under 1 MiB.
 const maxReservoir = 8192
@@ -121,6 +134,7 @@ func (c *config) setDefaults() {
 	c.FlushInterval = orDuration(c.FlushInterval, time.Second)
 	c.PublishRetry = orDuration(c.PublishRetry, 2*time.Minute)
 	c.Reservoir = orInt(c.Reservoir, 1024)
+	c.Auth = orString(c.Auth, func() string { return AuthLogin })
 	c.Heartbeat = orDuration(c.Heartbeat, min(2*time.Second, c.Bus.TTL()/3))
 	if c.Mix == nil {
 		c.Mix = messages.DefaultMix()
@@ -142,6 +156,12 @@ func (c *config) check() error {
 	}
 	if len(c.Accounts) == 0 {
 		bad("Accounts: none")
+	}
+	if c.TLS && c.StartTLS {
+		bad("TLS and StartTLS: choose one")
+	}
+	if c.Auth != AuthLogin && c.Auth != AuthPlain {
+		bad("Auth %q: want %q or %q", c.Auth, AuthLogin, AuthPlain)
 	}
 	for name, v := range map[string]int{"Sessions": c.Sessions, "SessionsPerAccount": c.SessionsPerAccount,
 		"Queue": c.Queue, "Reservoir": c.Reservoir} {

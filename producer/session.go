@@ -10,6 +10,7 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
+	"github.com/emersion/go-sasl"
 
 	"github.com/imapload/imapload/messages"
 )
@@ -128,8 +129,7 @@ func (s *session) connect(ctx context.Context) error {
 		s.env.pool.release(idx)
 		return err
 	}
-	acct := s.env.pool.account(idx)
-	err := s.setupStep(messages.Login, func() error { return s.c.Login(acct.User, acct.Password).Wait() })
+	err := s.setupStep(messages.Login, s.login(s.env.pool.account(idx)))
 	if err == nil {
 		err = s.setupStep(messages.Select, s.selectInbox)
 	}
@@ -137,6 +137,15 @@ func (s *session) connect(ctx context.Context) error {
 		s.disconnect()
 	}
 	return err
+}
+
+// login returns the configured login command (LOGIN or AUTHENTICATE
+// PLAIN) for acct, recorded alike as phase Login.
+func (s *session) login(acct Account) func() error {
+	if s.env.cfg.Auth == AuthPlain {
+		return func() error { return s.c.Authenticate(sasl.NewPlainClient("", acct.User, acct.Password)) }
+	}
+	return func() error { return s.c.Login(acct.User, acct.Password).Wait() }
 }
 
 func (s *session) dialStep(ctx context.Context, idx int) error {
@@ -172,6 +181,9 @@ func (s *session) dial(ctx context.Context) (*imapclient.Client, time.Duration, 
 	if err != nil {
 		return nil, 0, err
 	}
+	if s.env.cfg.StartTLS {
+		return s.startTLS(conn)
+	}
 	var tlsTime time.Duration
 	if s.env.tlsConf != nil {
 		if conn, tlsTime, err = s.handshake(ctx, conn); err != nil {
@@ -197,6 +209,31 @@ func (s *session) clientOptions() *imapclient.Options {
 		},
 		Expunge: func(uint32) { s.exists.Add(-1) },
 	}}
+}
+
+// startTLS runs STARTTLS and the TLS handshake on a plain connection,
+// within the operation timeout; go-imap reads the greeting first. The TLS
+// time it returns covers the STARTTLS exchange and the handshake, which
+// go-imap does as one call.
+func (s *session) startTLS(conn net.Conn) (*imapclient.Client, time.Duration, error) {
+	opts := s.clientOptions()
+	opts.TLSConfig = s.env.tlsConf
+	start := time.Now()
+	var c *imapclient.Client
+	err := guardConn(conn, s.env.cfg.OpTimeout, func() (err error) {
+		c, err = imapclient.NewStartTLS(guardedConn{conn}, opts)
+		return err
+	})
+	if err != nil {
+		conn.Close()
+		return nil, 0, err
+	}
+	tlsTime := time.Since(start)
+	if err := guardClient(c, s.env.cfg.OpTimeout, c.WaitGreeting); err != nil {
+		c.Close()
+		return nil, 0, err
+	}
+	return c, tlsTime, nil
 }
 
 func (s *session) handshake(ctx context.Context, conn net.Conn) (net.Conn, time.Duration, error) {
@@ -255,6 +292,21 @@ func (s *session) closed() bool {
 
 // guard runs op on the session's connection within d (see guardClient).
 func (s *session) guard(d time.Duration, op func() error) error { return guardClient(s.c, d, op) }
+
+// guardConn is guardClient for a connection that has no client yet.
+func guardConn(conn net.Conn, d time.Duration, op func() error) error {
+	fired := make(chan struct{})
+	t := time.AfterFunc(d, func() {
+		conn.Close()
+		close(fired)
+	})
+	err := op()
+	if t.Stop() {
+		return err
+	}
+	<-fired
+	return errTimeout
+}
 
 // guardClient runs op and closes c if op has not returned within d, which
 // makes op fail; it then returns errTimeout. go-imap's own read timeout is a

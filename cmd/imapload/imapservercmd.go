@@ -16,7 +16,8 @@ func imapserverCmd(g *globalFlags) *cobra.Command {
 		Use:   "imapserver",
 		Short: "Run the embedded test IMAP server (in-memory, with capacity, slow-backend, login-cost and fault knobs)",
 		Example: `  imapload imapserver --users 100 --workers 4 --service-time 8ms
-  imapload imapserver --users 100 --bcrypt-cost 8 --slow-fraction 0.05 --slow-delay 20ms --tls`,
+  imapload imapserver --users 100 --bcrypt-cost 8 --slow-fraction 0.05 --slow-delay 20ms --tls
+  imapload imapserver --listen 127.0.0.1:1143 --starttls`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runIMAPServer(cmd, c, g.logger(cmd)) },
 	}, c)
@@ -24,17 +25,21 @@ func imapserverCmd(g *globalFlags) *cobra.Command {
 
 // imapServerConfig is the configuration of `imapload imapserver`.
 type imapServerConfig struct {
-	Listen string // --listen: host:port
-	Server imapServerFlags
+	Listen   string // --listen: host:port
+	StartTLS bool   // --starttls: offer STARTTLS on the plain port
+	Server   imapServerFlags
 }
 
 func (c *imapServerConfig) add(fs *pflag.FlagSet) {
 	c.Server.add(fs)
 	fs.BoolVar(&c.Server.TLS, "tls", false, "serve implicit TLS with a self-signed certificate")
+	fs.BoolVar(&c.StartTLS, "starttls", false, "offer STARTTLS on the plain port, with a self-signed certificate (not with --tls; commands after STARTTLS are not gated)")
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:1143", "address to listen on (host:port)")
 }
 
-func (c *imapServerConfig) validate() error { return flagErrors(c.Server.checks()) }
+func (c *imapServerConfig) validate() error {
+	return flagErrors(c.Server.checks(), []error{checkTLSMode(c.Server.TLS, c.StartTLS)})
+}
 
 // imapServerFlags are the knobs of the embedded IMAP server, which the
 // imapserver command and the demo share. Each command declares --tls itself,
@@ -99,7 +104,9 @@ func (s *imapServerFlags) options(addr string) *embedded.IMAPOptions {
 }
 
 func runIMAPServer(cmd *cobra.Command, c *imapServerConfig, log *slog.Logger) error {
-	srv, err := embedded.StartIMAP(c.Server.options(c.Listen))
+	o := c.Server.options(c.Listen)
+	o.StartTLS = c.StartTLS
+	srv, err := embedded.StartIMAP(o)
 	if err != nil {
 		return err
 	}

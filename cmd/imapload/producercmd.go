@@ -27,6 +27,7 @@ for each, runs staggered open-loop IMAP sessions against --imap at its share of 
 publishing sample batches to the IMAPLOAD_SAMPLES stream. Scale the fleet by starting more.`,
 		Example: `  imapload producer --nats nats://10.0.0.5:4222 --imap mail.example.net:993 --tls \
     --accounts-file accounts.txt --sessions 64
+  imapload producer --imap mail.example.net:143 --starttls --auth plain --accounts-file accounts.txt
   IMAPLOAD_IMAP=127.0.0.1:1143 IMAPLOAD_ACCOUNTS_TEMPLATE=user%d IMAPLOAD_ACCOUNTS_COUNT=100 \
     IMAPLOAD_ACCOUNTS_PASSWORD_FILE=/run/secrets/imap-password imapload producer`,
 		Args: cobra.NoArgs,
@@ -39,6 +40,7 @@ type producerConfig struct {
 	ID          string // --id; "" is <hostname>-<pid>
 	IMAP        string // --imap: the server's host:port
 	TLS         bool   // --tls: implicit TLS
+	StartTLS    bool   // --starttls: plain TCP upgraded by STARTTLS
 	TLSCA       string // --tls-ca: PEM file of the CA to trust, "" for the system roots
 	TLSInsecure bool   // --tls-insecure: no certificate check (test servers only)
 	LocalAddr   string // --local-addr: source IP of every dial
@@ -55,16 +57,34 @@ func (c *producerConfig) add(fs *pflag.FlagSet) {
 	fs.StringVar(&c.ID, "id", "", "producer id (default <hostname>-<pid>)")
 	fs.StringVar(&c.IMAP, "imap", "", "IMAP server host:port (required)")
 	fs.BoolVar(&c.TLS, "tls", false, "implicit TLS (IMAPS)")
-	fs.StringVar(&c.TLSCA, "tls-ca", "", "PEM file of the CA to trust for --tls (default: system roots)")
-	fs.BoolVar(&c.TLSInsecure, "tls-insecure", false, "with --tls, do not verify the server certificate: anyone on the path can read the passwords (test servers only)")
+	fs.BoolVar(&c.StartTLS, "starttls", false, "dial plain TCP and upgrade with STARTTLS after the greeting (not with --tls)")
+	fs.StringVar(&c.TLSCA, "tls-ca", "", "PEM file of the CA to trust for --tls or --starttls (default: system roots)")
+	fs.BoolVar(&c.TLSInsecure, "tls-insecure", false, "with --tls or --starttls, do not verify the server certificate: anyone on the path can read the passwords (test servers only)")
 	fs.StringVar(&c.LocalAddr, "local-addr", "", "source IP for every dial")
 	fs.IntVar(&c.Procs, "procs", 1, "GOMAXPROCS for this process (0: Go's default); one thread costs the least CPU per command, so run a producer per core")
 }
 
 func (c *producerConfig) validate() error {
 	return errors.Join(
-		flagErrors(c.NATS.checks(), c.Producer.checks(), []error{checkInt("procs", c.Procs, atLeast(0)), c.Health.check()}),
+		flagErrors(c.NATS.checks(), c.Producer.checks(), []error{checkInt("procs", c.Procs, atLeast(0)), c.Health.check(),
+			checkTLSMode(c.TLS, c.StartTLS)}),
 		checkIMAP(c.IMAP))
+}
+
+// checkTLSMode refuses both TLS modes at once.
+func checkTLSMode(implicit, startTLS bool) error {
+	if implicit && startTLS {
+		return errors.New("--tls and --starttls: choose one (--tls for an IMAPS port such as 993, --starttls for a plain port such as 143)")
+	}
+	return nil
+}
+
+// checkAuth checks --auth against the producer's login methods.
+func checkAuth(method string) error {
+	if method != producer.AuthLogin && method != producer.AuthPlain {
+		return fmt.Errorf("--auth %q: want %s (LOGIN) or %s (AUTHENTICATE PLAIN)", method, producer.AuthLogin, producer.AuthPlain)
+	}
+	return nil
 }
 
 // producerFlags are the flags a producer and the demo share.
@@ -82,6 +102,7 @@ type producerFlags struct {
 	PublishRetry       time.Duration // --publish-retry, 0 for the default
 	Reservoir          int           // --reservoir: latencies kept per phase and batch, 0 for the default
 	DefaultMix         string        // --default-mix: workload of a step that names none
+	Auth               string        // --auth: login or plain
 }
 
 func (p *producerFlags) add(fs *pflag.FlagSet) {
@@ -97,6 +118,7 @@ func (p *producerFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&p.FlushInterval, "flush-interval", 0, "batch interval (default 1s)")
 	fs.DurationVar(&p.PublishRetry, "publish-retry", 0, "how long, per NATS outage, unacknowledged batches are retried before they count as lost (default 2m; 5s while shutting down)")
 	fs.IntVar(&p.Reservoir, "reservoir", 0, "latencies kept per phase and batch (default 1024)")
+	fs.StringVar(&p.Auth, "auth", producer.AuthLogin, "how sessions log in: login (LOGIN) or plain (AUTHENTICATE PLAIN); both are timed as phase login")
 	fs.StringVar(&p.DefaultMix, "default-mix", "", "workload when a step names none, e.g. fetch=130,select=100 (default imaptest-like)")
 }
 
@@ -112,6 +134,7 @@ func (p *producerFlags) checks() []error {
 		checkDuration("flush-interval", p.FlushInterval),
 		checkDuration("publish-retry", p.PublishRetry),
 		checkInt("reservoir", p.Reservoir, atLeast(0)),
+		checkAuth(p.Auth),
 	}
 }
 
@@ -142,20 +165,22 @@ func (p *producerFlags) options(b *bus.Options) (*producer.Options, error) {
 		Accounts: accts, Mix: mix, Bus: b,
 		Sessions: p.Sessions, SessionsPerAccount: p.SessionsPerAccount, Queue: p.Queue,
 		OpTimeout: p.OpTimeout, SaturationLag: p.SaturationLag, FlushInterval: p.FlushInterval,
-		PublishRetry: p.PublishRetry, Reservoir: p.Reservoir,
+		PublishRetry: p.PublishRetry, Reservoir: p.Reservoir, Auth: p.Auth,
 	}, nil
 }
 
-// tlsConfig returns the configuration of --tls, nil without it. --tls-ca and
-// --tls-insecure without --tls would be ignored in silence, so they are
-// usage errors; --tls-insecure is warned about at every start.
+// tlsConfig returns the configuration of --tls or --starttls, nil without
+// either. --tls-ca and --tls-insecure without them would be ignored in
+// silence, so they are usage errors; --tls-insecure is warned about at every
+// start.
 func (c *producerConfig) tlsConfig(log *slog.Logger) (*tls.Config, error) {
+	encrypted := c.TLS || c.StartTLS
 	switch {
-	case !c.TLS && c.TLSInsecure:
-		return nil, usage(errors.New("--tls-insecure needs --tls: it turns off the certificate check of TLS connections"))
-	case !c.TLS && c.TLSCA != "":
-		return nil, usage(errors.New("--tls-ca needs --tls: it names the CA of TLS connections"))
-	case !c.TLS:
+	case !encrypted && c.TLSInsecure:
+		return nil, usage(errors.New("--tls-insecure needs --tls or --starttls: it turns off the certificate check of TLS connections"))
+	case !encrypted && c.TLSCA != "":
+		return nil, usage(errors.New("--tls-ca needs --tls or --starttls: it names the CA of TLS connections"))
+	case !encrypted:
 		return nil, nil
 	case c.TLSInsecure:
 		log.Warn("producer: --tls-insecure: the IMAP server's certificate is NOT verified; anyone on the network path can " +
@@ -197,7 +222,7 @@ func runProducer(cmd *cobra.Command, c *producerConfig, log *slog.Logger) error 
 		return err
 	}
 	o.ID, o.Addr, o.LocalAddr = c.ID, c.IMAP, c.LocalAddr
-	o.TLS, o.TLSConfig, o.Logger = tlsCfg != nil, tlsCfg, log
+	o.TLS, o.StartTLS, o.TLSConfig, o.Logger = c.TLS, c.StartTLS, tlsCfg, log
 	nc, err := c.NATS.connect("imapload-producer")
 	if err != nil {
 		return err
