@@ -2,10 +2,13 @@ package producer_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -25,6 +28,7 @@ type dovecot struct {
 	prefix   string // IMAPLOAD_DOVECOT_USER_PREFIX, accounts are prefix1..prefixN
 	users    int    // IMAPLOAD_DOVECOT_USERS
 	password string // IMAPLOAD_DOVECOT_PASSWORD, the same for every account
+	dir      string // IMAPLOAD_DOVECOT_DIR, holding start.sh's cert.pem (STARTTLS)
 }
 
 // dovecotFromEnv returns the Dovecot the environment names. Without one the
@@ -35,6 +39,7 @@ func dovecotFromEnv(t *testing.T) dovecot {
 		addr:     os.Getenv("IMAPLOAD_DOVECOT_ADDR"),
 		prefix:   os.Getenv("IMAPLOAD_DOVECOT_USER_PREFIX"),
 		password: os.Getenv("IMAPLOAD_DOVECOT_PASSWORD"),
+		dir:      os.Getenv("IMAPLOAD_DOVECOT_DIR"),
 	}
 	testkit.Require(t, testkit.Dovecot)
 	users, err := strconv.Atoi(os.Getenv("IMAPLOAD_DOVECOT_USERS"))
@@ -59,6 +64,21 @@ func (d dovecot) options(t *testing.T, id, password string, logs *testkit.Buffer
 	// an AUTHENTICATIONFAILED answer, not our timeout.
 	return &producer.Options{ID: id, Addr: d.addr, Accounts: accts, Sessions: dovecotSessions,
 		OpTimeout: 5 * time.Second, FlushInterval: 500 * time.Millisecond, Seed: 42, Logger: log}
+}
+
+// tlsConfig trusts the self-signed certificate start.sh made (for
+// 127.0.0.1), for STARTTLS on the cleartext port.
+func (d dovecot) tlsConfig(t *testing.T) *tls.Config {
+	t.Helper()
+	pem, err := os.ReadFile(filepath.Join(d.dir, "cert.pem"))
+	if err != nil {
+		t.Fatalf("IMAPLOAD_DOVECOT_DIR %q: %v; want the output of deploy/dovecot/start.sh", d.dir, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("%s/cert.pem: no PEM certificate", d.dir)
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 }
 
 // wrongPasswordOptions are the options of a producer with one session of

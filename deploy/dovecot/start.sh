@@ -4,7 +4,8 @@
 #   deploy/dovecot/start.sh DIR [PORT] [USERS] [PASSWORD] [SCHEME] [IMAPS_PORT]
 #
 #   DIR         state directory (created); config, logs, users, maildirs live here
-#   PORT        cleartext IMAP port on 127.0.0.1 (default 11143)
+#   PORT        cleartext IMAP port on 127.0.0.1 (default 11143); it offers STARTTLS
+#               with DIR/cert.pem, and LOGIN and AUTHENTICATE PLAIN
 #   USERS       number of accounts user1..userN (default 100)
 #   PASSWORD    the password of every account (default "secret")
 #   SCHEME      PLAIN (default) or a doveadm pw scheme such as BLF-CRYPT
