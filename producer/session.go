@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"crypto/tls"
+	"io"
 	"math/rand/v2"
 	"net"
 	"sync/atomic"
@@ -220,7 +221,7 @@ func (s *session) startTLS(conn net.Conn) (*imapclient.Client, time.Duration, er
 	opts.TLSConfig = s.env.tlsConf
 	start := time.Now()
 	var c *imapclient.Client
-	err := guardConn(conn, s.env.cfg.OpTimeout, func() (err error) {
+	err := guardClient(conn, s.env.cfg.OpTimeout, func() (err error) {
 		c, err = imapclient.NewStartTLS(guardedConn{conn}, opts)
 		return err
 	})
@@ -293,25 +294,11 @@ func (s *session) closed() bool {
 // guard runs op on the session's connection within d (see guardClient).
 func (s *session) guard(d time.Duration, op func() error) error { return guardClient(s.c, d, op) }
 
-// guardConn is guardClient for a connection that has no client yet.
-func guardConn(conn net.Conn, d time.Duration, op func() error) error {
-	fired := make(chan struct{})
-	t := time.AfterFunc(d, func() {
-		conn.Close()
-		close(fired)
-	})
-	err := op()
-	if t.Stop() {
-		return err
-	}
-	<-fired
-	return errTimeout
-}
-
-// guardClient runs op and closes c if op has not returned within d, which
-// makes op fail; it then returns errTimeout. go-imap's own read timeout is a
-// fixed 30 s, too long for a load test's view of "no answer".
-func guardClient(c *imapclient.Client, d time.Duration, op func() error) error {
+// guardClient runs op and closes c (a client, or a connection that has no
+// client yet) if op has not returned within d, which makes op fail; it then
+// returns errTimeout. go-imap's own read timeout is a fixed 30 s, too long
+// for a load test's view of "no answer".
+func guardClient(c io.Closer, d time.Duration, op func() error) error {
 	fired := make(chan struct{})
 	t := time.AfterFunc(d, func() {
 		c.Close()
