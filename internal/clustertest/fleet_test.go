@@ -35,6 +35,19 @@ type fleet struct {
 	ids  []string
 }
 
+// startClusterWithStreams starts a cluster and, through a client that
+// connects to node 0 first, creates imapload's streams and bucket on it.
+func startClusterWithStreams(t *testing.T) (*cluster, jetstream.JetStream) {
+	t.Helper()
+	c := startCluster(t)
+	js, err := jetstream.New(c.connect(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ensure(t, js)
+	return c, js
+}
+
 // ensure creates imapload's streams and bucket with three replicas, as the
 // first command given --replicas 3 does, retrying while the cluster elects
 // its leaders.

@@ -31,13 +31,7 @@ const (
 func TestClusterFollowerDownMidStep(t *testing.T) {
 	testkit.Require(t, testkit.Long)
 	t.Parallel()
-	c := startCluster(t)
-	op := c.connect(0)
-	js, err := jetstream.New(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ensure(t, js)
+	c, js := startClusterWithStreams(t)
 	victim := c.follower(js)
 	f := startFleet(t, c, victim, "p1", "p2")
 	var down int
@@ -56,13 +50,7 @@ func TestClusterFollowerDownMidStep(t *testing.T) {
 func TestClusterLeaderDownMidStep(t *testing.T) {
 	testkit.Require(t, testkit.Long)
 	t.Parallel()
-	c := startCluster(t)
-	op := c.connect(0)
-	js, err := jetstream.New(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ensure(t, js)
+	c, js := startClusterWithStreams(t)
 	f := startFleet(t, c, c.streamLeader(js, messages.SamplesStream), "p1", "p2")
 	var down int
 	f.stepWithNodeDown("c-leader", c.down(js, &down, func() int { return c.streamLeader(js, messages.SamplesStream) }))
