@@ -29,6 +29,13 @@ func (p *Pool) Result() messages.StepResult {
 	}
 	if secs := time.Duration(p.info.Duration).Seconds(); secs > 0 {
 		r.DeliveredRate = float64(t.completed) / secs
+		r.SessionRate = float64(p.phases[messages.Login].succeeded) / secs
+	}
+	if p.lim != nil {
+		if sc := p.lim.cmd.ScriptOf(); sc != nil {
+			r.Script = sc.String()
+			r.TargetSessionRate = r.TargetRate / float64(len(sc))
+		}
 	}
 	if r.TargetRate > 0 {
 		r.Ratio = r.DeliveredRate / r.TargetRate

@@ -96,9 +96,16 @@ func (r *StepResult) Validate() error {
 			ErrInvalidResult, r.Step, r.TargetRate, r.DeliveredRate, r.Ratio)
 	case r.Revision < 0:
 		return fmt.Errorf("%w: step %d: revision %d, want ≥ 0", ErrInvalidResult, r.Step, r.Revision)
+	case !(r.SessionRate >= 0) || !(r.TargetSessionRate >= 0):
+		return fmt.Errorf("%w: step %d: sessions/s %v of %v: want ≥ 0", ErrInvalidResult, r.Step, r.SessionRate, r.TargetSessionRate)
+	case len(r.Script) > maxScriptText:
+		return fmt.Errorf("%w: step %d: script of %d bytes, at most %d", ErrInvalidResult, r.Step, len(r.Script), maxScriptText)
 	}
 	return nil
 }
+
+// maxScriptText bounds a result's script: MaxScriptCommands names and LOGIN.
+const maxScriptText = (MaxScriptCommands + 1) * (maxPhaseName + 1)
 
 // Validate checks a run report and each of its steps: an error wrapping
 // ErrInvalidResult names the first problem.

@@ -27,6 +27,17 @@ type StepResult struct {
 	DeliveredRate float64 `json:"delivered_rate"`
 	// Ratio is DeliveredRate / TargetRate.
 	Ratio float64 `json:"ratio"`
+	// SessionRate is the successful LOGINs whose start fell inside the
+	// measurement window divided by the window's length, summed over
+	// producers: sessions per second, the unit imaptest reports.
+	SessionRate float64 `json:"session_rate"`
+	// TargetSessionRate is the offered fleet-wide rate in sessions per
+	// second of a step that runs a session script (TargetRate divided by the
+	// script's commands); 0 for a step of commands drawn from a mix.
+	TargetSessionRate float64 `json:"target_session_rate,omitempty"`
+	// Script is the step's session script (see StepCommand.Script), empty
+	// for a step of commands drawn from a mix.
+	Script string `json:"script,omitempty"`
 	// Duration is the measurement window.
 	Duration Duration `json:"duration"`
 	// Complete is true when every producer that accepted the step sent its

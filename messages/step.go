@@ -65,6 +65,17 @@ type StepCommand struct {
 	Mix map[string]float64 `json:"mix,omitempty"`
 	// Arrival is "constant" (default) or "poisson".
 	Arrival string `json:"arrival,omitempty"`
+	// Script, when set, fixes the shape of every session instead of drawing
+	// single commands from Mix: e.g. "login select fetch logout" (see
+	// ParseScript). The step then schedules whole sessions at Rate divided by
+	// the script's commands, and results report sessions per second beside
+	// commands per second.
+	Script string `json:"script,omitempty"`
+	// SessionRate, when > 0, offers the step in sessions (logins) per second,
+	// fleet-wide, the unit imaptest reports; it needs a Script, and Rate is
+	// then SessionRate × the script's commands (filled in when the command is
+	// parsed; a Rate that disagrees is an error).
+	SessionRate float64 `json:"session_rate,omitempty"`
 }
 
 // ParseStepCommand decodes and validates a step command. Unknown fields,
@@ -79,6 +90,7 @@ func ParseStepCommand(b []byte) (StepCommand, error) {
 	if err := dec.Decode(&c); err != nil {
 		return c, fmt.Errorf("%w: malformed JSON: %v", ErrInvalidStep, err)
 	}
+	c.normalize()
 	// Token, not More: More reports false before a stray '}' or ']'.
 	if _, err := dec.Token(); err != io.EOF {
 		return c, fmt.Errorf("%w: trailing data after the JSON object", ErrInvalidStep)
@@ -167,9 +179,10 @@ func (c StepCommand) Validate() error {
 	if c.Step < 1 || c.Step > MaxStep {
 		bad("step: %d, want 1..%d", c.Step, MaxStep)
 	}
-	if !(c.Rate > 0) || c.Rate > MaxRate || math.IsInf(c.Rate, 0) {
-		bad("rate: %v commands/s, want > 0 and ≤ %g", c.Rate, float64(MaxRate))
+	if rate := c.Normalized().Rate; !(rate > 0) || rate > MaxRate || math.IsInf(rate, 0) {
+		bad("rate: %v commands/s, want > 0 and ≤ %g", rate, float64(MaxRate))
 	}
+	c.checkScript(bad)
 	checkDuration(bad, "duration", &c.Duration, true, MaxStepDuration)
 	checkDuration(bad, "warmup", c.Warmup, false, MaxWarmup)
 	checkDuration(bad, "stagger", c.Stagger, false, MaxStagger)

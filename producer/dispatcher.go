@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/recorder"
 )
 
@@ -16,10 +17,13 @@ type dispatcher struct {
 	tl    timeline
 	pacer *pacer
 	mix   mix
-	rng   *rand.Rand
-	rec   *recorder.Recorder
-	queue chan<- job
-	env   *sessionEnv
+	// script, when set, makes each scheduled job a whole session of these
+	// commands (the pacer then runs at the session rate).
+	script messages.Script
+	rng    *rand.Rand
+	rec    *recorder.Recorder
+	queue  chan<- job
+	env    *sessionEnv
 }
 
 // run generates commands until the step's end or ctx ends, then closes the
@@ -42,8 +46,17 @@ func (d *dispatcher) run(ctx context.Context) {
 		if !d.sleepUntil(ctx, timer, intended) {
 			return
 		}
-		d.handoff(job{phase: d.mix.draw(d.rng.Float64()), intended: intended})
+		d.handoff(d.job(intended))
 	}
+}
+
+// job is the next job, intended at t: a command drawn from the mix, or a
+// session of the script.
+func (d *dispatcher) job(t time.Time) job {
+	if d.script != nil {
+		return job{phase: d.script[0], intended: t, script: d.script}
+	}
+	return job{phase: d.mix.draw(d.rng.Float64()), intended: t}
 }
 
 // sleepUntil waits on timer until t; it returns false, at once, when ctx ends.

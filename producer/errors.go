@@ -48,6 +48,13 @@ var (
 	// mailbox selected and selecting INBOX again failed (that SELECT is
 	// recorded, as the server's error, in phase select).
 	errNotSelected = errors.New(messages.GeneratorKind + "not sent: no mailbox selected")
+	// errNoSession is a command of a scripted session that was not sent
+	// because the session's dial or LOGIN failed (recorded, as the server's
+	// error, in phase dial or login).
+	errNoSession = errors.New(messages.GeneratorKind + "not sent: the session's dial or login failed")
+	// errSessionEnded is a command of a scripted session that was not sent
+	// because the connection ended before the script did.
+	errSessionEnded = errors.New(messages.GeneratorKind + "not sent: the session's connection ended")
 	// errNotScheduled is a phase the dispatcher cannot schedule (a bug).
 	errNotScheduled = errors.New(messages.GeneratorKind + "not a scheduled command")
 )

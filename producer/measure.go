@@ -12,9 +12,12 @@ import (
 )
 
 // job is one scheduled command: its phase and when it should have started.
+// A job of a scripted step is a whole session: script holds its commands and
+// phase the first of them.
 type job struct {
 	phase    messages.Phase
 	intended time.Time
+	script   messages.Script
 }
 
 // sessionEnv is what the sessions of one step share: the configuration, the
@@ -27,6 +30,7 @@ type sessionEnv struct {
 	rec      *recorder.Recorder
 	pool     *accountPool
 	errs     *firstErrors
+	scripted bool          // each job is a whole session of the step's script
 	open     atomic.Int32  // connected sessions
 	finished chan struct{} // closed when the dispatcher has stopped and closed the queue
 }
@@ -76,6 +80,19 @@ func (e *sessionEnv) unscheduled(p messages.Phase, ref, start, end time.Time, er
 	}
 }
 
+// setup records a set-up operation of a scripted session (its dial) if
+// intended, the session's intended start, falls in the window: its response
+// time runs from intended, its service time from start.
+func (e *sessionEnv) setup(p messages.Phase, intended, start, end time.Time, err error) {
+	in := e.tl.inWindow(intended)
+	switch {
+	case err != nil:
+		e.fail(p, err, in)
+	case in:
+		e.rec.Record(p, end.Sub(intended), end.Sub(start))
+	}
+}
+
 // fail records err in phase p if it is in the window, and logs it if it is
 // the first of its kind in p this step, in the window or not: an error
 // during warm-up is as telling.
@@ -89,10 +106,17 @@ func (e *sessionEnv) fail(p messages.Phase, err error, inWindow bool) {
 	e.errs.note(p, kind, example)
 }
 
-// drop records a scheduled command that was never sent.
+// drop records a scheduled command that was never sent; for a session of a
+// script, every command of it.
 func (e *sessionEnv) drop(j job) {
-	if e.tl.inWindow(j.intended) {
+	if !e.tl.inWindow(j.intended) {
+		return
+	}
+	if j.script == nil {
 		e.rec.Drop(j.phase)
+	}
+	for _, p := range j.script {
+		e.rec.Drop(p)
 	}
 }
 

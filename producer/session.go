@@ -48,6 +48,10 @@ func (s *session) run(ctx context.Context, queue <-chan job, startAt time.Time) 
 	if !s.pause(ctx, startAt) {
 		return
 	}
+	if s.env.scripted {
+		s.runScripts(ctx, queue)
+		return
+	}
 	for ctx.Err() == nil {
 		if s.c == nil {
 			if !s.reconnect(ctx) {
@@ -120,20 +124,32 @@ func (s *session) pause(ctx context.Context, t time.Time) bool {
 // leased account, SELECT INBOX (phase Select). Each step is recorded if it
 // starts in the measurement window; a failure leaves s disconnected.
 func (s *session) connect(ctx context.Context) error {
+	if err := s.logIn(ctx, time.Time{}); err != nil {
+		return err
+	}
+	err := s.setupStep(messages.Select, s.selectInbox)
+	if err != nil {
+		s.disconnect()
+	}
+	return err
+}
+
+// logIn leases an account, dials and logs in. The dial's response time runs
+// from intended when it is set (a scripted session's intended start, so that
+// a session that waited for a free slot shows it), else from the dial's
+// start. A failure leaves s disconnected.
+func (s *session) logIn(ctx context.Context, intended time.Time) error {
 	idx, ok := s.env.pool.acquire()
 	if !ok {
 		now := time.Now()
 		s.env.unscheduled(messages.Login, now, now, now, errNoFreeAccount)
 		return errNoFreeAccount
 	}
-	if err := s.dialStep(ctx, idx); err != nil {
+	if err := s.dialStep(ctx, idx, intended); err != nil {
 		s.env.pool.release(idx)
 		return err
 	}
 	err := s.setupStep(messages.Login, s.login(s.env.pool.account(idx)))
-	if err == nil {
-		err = s.setupStep(messages.Select, s.selectInbox)
-	}
 	if err != nil {
 		s.disconnect()
 	}
@@ -149,13 +165,16 @@ func (s *session) login(acct Account) func() error {
 	return func() error { return s.c.Login(acct.User, acct.Password).Wait() }
 }
 
-func (s *session) dialStep(ctx context.Context, idx int) error {
+func (s *session) dialStep(ctx context.Context, idx int, intended time.Time) error {
 	start := time.Now()
+	if intended.IsZero() {
+		intended = start
+	}
 	c, tlsTime, err := s.dial(ctx)
 	if err != nil && ctx.Err() != nil {
 		return err // the step was stopped, not the server
 	}
-	s.env.unscheduled(messages.Dial, start, start, time.Now(), err)
+	s.env.setup(messages.Dial, intended, start, time.Now(), err)
 	if err != nil {
 		return err
 	}

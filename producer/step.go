@@ -48,6 +48,7 @@ func (p *Producer) startStep(ctx context.Context, cmd messages.StepCommand, info
 	})
 	log := p.log.With("run", cmd.Run, "step", cmd.Step)
 	env := newSessionEnv(p.cfg, tl, rec, log, p.seed)
+	env.scripted = cmd.Script != ""
 	stepCtx, cancel := context.WithCancel(ctx)
 	st := &stepRun{cmd: cmd, info: info, cfg: p.cfg, log: log, js: p.js, seed: seed, env: env, rec: rec,
 		host: p.host, abort: cancel, pub: newPublisher(p.js, log, p.cfg.PublishRetry, seed), done: make(chan struct{})}
@@ -126,14 +127,19 @@ func (st *stepRun) dispatcher(queue chan<- job) *dispatcher {
 			m = sm
 		}
 	}
+	rate, script := st.info.Rate, st.cmd.ScriptOf()
+	if script != nil {
+		rate /= float64(len(script)) // sessions per second
+	}
 	return &dispatcher{
-		tl:    st.env.tl,
-		pacer: newPacer(st.info.Rate, st.cmd.ArrivalOrDefault(), st.seed),
-		mix:   m,
-		rng:   newRand(st.seed, 0x64697370),
-		rec:   st.rec,
-		queue: queue,
-		env:   st.env,
+		tl:     st.env.tl,
+		pacer:  newPacer(rate, st.cmd.ArrivalOrDefault(), st.seed),
+		mix:    m,
+		script: script,
+		rng:    newRand(st.seed, 0x64697370),
+		rec:    st.rec,
+		queue:  queue,
+		env:    st.env,
 	}
 }
 

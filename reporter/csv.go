@@ -19,7 +19,8 @@ import (
 // verdict is held, below or inconclusive; reasons are an inconclusive step's
 // reasons, "code: detail (remedy: …)", separated by " | ".
 var csvHeader = []string{"run", "step", "target_rate", "delivered_rate", "ratio", "phase", "count",
-	"p50", "p90", "p99", "p999", "max", "ci_p99_low", "ci_p99_high", "errors", "saturated", "verdict", "reasons"}
+	"p50", "p90", "p99", "p999", "max", "ci_p99_low", "ci_p99_high", "errors", "saturated", "verdict", "reasons",
+	"session_rate", "target_session_rate", "script"}
 
 // RenderCSV writes r as CSV, one row per step and phase in step order, phases
 // in session order. A step without phases still gets one row, with an empty
@@ -45,7 +46,8 @@ func RenderCSV(w io.Writer, r messages.RunReport) error {
 
 func csvRows(run string, s *messages.StepResult, threshold float64) [][]string {
 	head := []string{run, strconv.Itoa(s.Step), num(s.TargetRate), num(s.DeliveredRate), num(s.Ratio)}
-	tail := []string{strconv.FormatBool(s.GeneratorSaturated), stepVerdict(s, threshold), csvReasons(s)}
+	tail := []string{strconv.FormatBool(s.GeneratorSaturated), stepVerdict(s, threshold), csvReasons(s),
+		num(s.SessionRate), num(s.TargetSessionRate), s.Script}
 	names := phaseNames(s.Phases)
 	if len(names) == 0 {
 		return [][]string{slices.Concat(head, []string{"", "0", "", "", "", "", "", "", "", "0"}, tail)}

@@ -98,6 +98,7 @@ type htmlStep struct {
 	Codes                      []string
 	Target, Offered, Delivered string
 	Ratio                      string
+	Sessions, Script           string
 	Rows                       int // rows the step's cells span: one per phase, at least one
 	Phases                     []htmlPhase
 	Notes                      []string
@@ -146,7 +147,8 @@ func newHTMLView(r messages.RunReport, plots []htmlPlot) htmlView {
 
 func newHTMLStep(s *messages.StepResult, mark string, threshold float64) htmlStep {
 	hs := htmlStep{Step: s.Step, Mark: mark, Verdict: stepVerdict(s, threshold),
-		Target: rate(s.TargetRate), Delivered: rate(s.DeliveredRate), Ratio: ratio(s.Ratio)}
+		Target: rate(s.TargetRate), Delivered: rate(s.DeliveredRate), Ratio: ratio(s.Ratio),
+		Sessions: sessions(s), Script: s.Script}
 	if s.OfferedRate > 0 && rate(s.OfferedRate) != hs.Target {
 		hs.Offered = rate(s.OfferedRate)
 	}

@@ -13,13 +13,13 @@ import (
 // tableHeader names the columns of RenderTable. Latencies are response times
 // in milliseconds from the merged sketches; the interval is the 95% interval
 // of the P99 from the count-weighted reservoirs.
-var tableHeader = []string{"STEP", "MARK", "VERDICT", "TARGET/s", "DELIVERED/s", "RATIO", "PHASE", "COUNT", "ERRORS", "P50 ms", "P99 ms", "P99 95% CI", "P99.9 ms"}
+var tableHeader = []string{"STEP", "MARK", "VERDICT", "TARGET/s", "DELIVERED/s", "RATIO", "SESSIONS/s", "PHASE", "COUNT", "ERRORS", "P50 ms", "P99 ms", "P99 95% CI", "P99.9 ms"}
 
 // leftAligned are the text columns of tableHeader; numbers align right.
-var leftAligned = map[int]bool{1: true, 2: true, 6: true, 11: true}
+var leftAligned = map[int]bool{1: true, 2: true, 7: true, 12: true}
 
 // stepColumns is how many columns of tableHeader describe the step.
-const stepColumns = 6
+const stepColumns = 7
 
 // RenderTable writes r as a plain-text table for a terminal: one row per step
 // and phase (response-time P50, P99 with its 95% interval, P99.9), each
@@ -56,7 +56,7 @@ func mark(r messages.RunReport, step int) string {
 // addStep adds a step's rows: the step's figures on its first phase row,
 // then notes: why it is inconclusive, who is missing, its top errors.
 func addStep(t *textTable, s *messages.StepResult, mark string, threshold float64) {
-	head := []string{strconv.Itoa(s.Step), mark, stepVerdict(s, threshold), rate(s.TargetRate), rate(s.DeliveredRate), ratio(s.Ratio)}
+	head := []string{strconv.Itoa(s.Step), mark, stepVerdict(s, threshold), rate(s.TargetRate), rate(s.DeliveredRate), ratio(s.Ratio), sessions(s)}
 	names := phaseNames(s.Phases)
 	if len(names) == 0 {
 		t.row(append(head, "-", "0", "0", "-", "-", "-", "-"))
@@ -72,12 +72,24 @@ func addStep(t *textTable, s *messages.StepResult, mark string, threshold float6
 			t.note("inconclusive: " + reasonText(rs))
 		}
 	}
+	if s.Script != "" {
+		t.note("script: " + s.Script)
+	}
 	if len(s.Missing) > 0 {
 		t.note("missing: " + strings.Join(s.Missing, ", "))
 	}
 	if errs := sortedErrors(s.Errors); len(errs) > 0 {
 		t.note("errors: " + errorList(errs))
 	}
+}
+
+// sessions is the step's delivered sessions (logins) per second, and the
+// offered ones of a step that runs a script.
+func sessions(s *messages.StepResult) string {
+	if s.TargetSessionRate > 0 {
+		return rate(s.SessionRate) + " of " + rate(s.TargetSessionRate)
+	}
+	return rate(s.SessionRate)
 }
 
 func phaseCells(name string, p messages.PhaseResult) []string {

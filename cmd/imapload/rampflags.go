@@ -30,6 +30,7 @@ type rampFlags struct {
 	MaxP99          []string      // --max-p99 PHASE=DURATION, repeatable
 	MaxErrorRate    string        // --max-error-rate ratio, "" for none
 	Shape           shapeFlags
+	Unit            string // --unit of the rates: commands or sessions (per second)
 	Out             string // --out: directory for report files, "" for none
 }
 
@@ -55,6 +56,7 @@ func (r *rampFlags) add(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&r.MaxP99, "max-p99", r.MaxP99, "fail (exit 5) if PHASE's response-time P99 exceeds DURATION on a held step, e.g. fetch=50ms (repeatable)")
 	fs.StringVar(&r.MaxErrorRate, "max-error-rate", r.MaxErrorRate, "fail (exit 5) if failed/sent commands exceed this ratio on a held step, e.g. 0.01")
 	r.Shape.add(fs)
+	fs.StringVar(&r.Unit, "unit", "commands", "unit of --start, --max, --rates and --expect-knee-above: commands or sessions per second (sessions needs --script)")
 	fs.StringVar(&r.Out, "out", r.Out, "directory for report files")
 }
 
@@ -83,9 +85,34 @@ func (r *rampFlags) plan(run string) (ramp.Plan, messages.StepCommand, error) {
 	if err := r.Shape.apply(&t); err != nil {
 		return p, t, usage(err)
 	}
+	perSession, err := r.perSession()
+	if err != nil {
+		return p, t, usage(err)
+	}
+	p.Start, p.Max = p.Start*perSession, p.Max*perSession
+	for i := range p.Rates {
+		p.Rates[i] *= perSession
+	}
 	probe := t
 	probe.Step, probe.Rate = 1, 1
 	return p, t, usage(errors.Join(p.Validate(), probe.Validate()))
+}
+
+// perSession is the commands of one session when the ramp's rates are in
+// sessions per second (--unit sessions, with --script), else 1: the ramp
+// plans in commands per second.
+func (r *rampFlags) perSession() (float64, error) {
+	switch r.Unit {
+	case "", "commands":
+		return 1, nil
+	case "sessions":
+		sc, err := messages.ParseScript(r.Shape.Script)
+		if r.Shape.Script == "" || err != nil {
+			return 0, errors.New("--unit sessions: needs a --script (each session runs it once)")
+		}
+		return float64(len(sc)), nil
+	}
+	return 0, fmt.Errorf("--unit %q: want commands or sessions", r.Unit)
 }
 
 // criteria reads the threshold flags.
@@ -93,6 +120,9 @@ func (r *rampFlags) criteria() (verdict.Criteria, error) {
 	c := verdict.Criteria{KneeAbove: r.ExpectKneeAbove}
 	if !(c.KneeAbove >= 0) {
 		return c, usage(fmt.Errorf("--expect-knee-above %v: want a rate ≥ 0", c.KneeAbove))
+	}
+	if perSession, err := r.perSession(); err == nil {
+		c.KneeAbove *= perSession
 	}
 	for _, l := range r.MaxP99 {
 		pl, err := parsePhaseLimit(l)

@@ -73,6 +73,7 @@ type stepFlags struct {
 	Step         int           // --step number, from 1
 	Rate         float64       // --rate: fleet-wide offered rate, commands/s
 	Duration     time.Duration // --duration: measurement window
+	SessionRate  float64       // --session-rate: fleet-wide offered sessions/s (with --script)
 	ProducerRate float64       // --producer-rate: per-producer override, commands/s
 	Producers    int           // --producers to divide the rate by, 0 for the live count
 	Shape        shapeFlags
@@ -82,6 +83,7 @@ func (s *stepFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Run, "run", "", "run id (letters, digits, '-', '_')")
 	fs.IntVar(&s.Step, "step", 1, "step number, from 1")
 	fs.Float64Var(&s.Rate, "rate", 0, "fleet-wide offered rate, IMAP commands per second")
+	fs.Float64Var(&s.SessionRate, "session-rate", 0, "fleet-wide offered rate in sessions (logins) per second, instead of --rate; needs --script")
 	fs.DurationVar(&s.Duration, "duration", 30*time.Second, "measurement window of the step")
 	fs.Float64Var(&s.ProducerRate, "producer-rate", 0, "per-producer rate override, commands/s")
 	fs.IntVar(&s.Producers, "producers", 0, "divide the rate by this many producers instead of the live count")
@@ -96,12 +98,12 @@ func (s *stepFlags) checks() []error {
 
 // command builds and validates the step command of the flags.
 func (s *stepFlags) command() (messages.StepCommand, error) {
-	c := messages.StepCommand{Run: s.Run, Step: s.Step, Rate: s.Rate, ProducerRate: s.ProducerRate,
-		Producers: s.Producers, Duration: messages.Duration(s.Duration)}
+	c := messages.StepCommand{Run: s.Run, Step: s.Step, Rate: s.Rate, SessionRate: s.SessionRate,
+		ProducerRate: s.ProducerRate, Producers: s.Producers, Duration: messages.Duration(s.Duration)}
 	if err := s.Shape.apply(&c); err != nil {
 		return c, err
 	}
-	return c, c.Validate()
+	return c.Normalized(), c.Validate()
 }
 
 // shapeFlags shape every step: warm-up, stagger, mix and arrival (used by
@@ -111,6 +113,7 @@ type shapeFlags struct {
 	Stagger time.Duration // --stagger of session starts; negative: the contract's default
 	Mix     string        // --mix: workload weights, "" for the producers' default
 	Arrival string        // --arrival: constant or poisson, "" for constant
+	Script  string        // --script: a fixed session shape instead of a mix, "" for none
 }
 
 func (s *shapeFlags) add(fs *pflag.FlagSet) {
@@ -118,12 +121,13 @@ func (s *shapeFlags) add(fs *pflag.FlagSet) {
 	derivedDurationVar(fs, &s.Stagger, "stagger", "window over which session starts are spread (default: min(2s, duration/4))")
 	fs.StringVar(&s.Mix, "mix", "", "workload weights, e.g. fetch=130,select=100,list=50,store=50,append=10,logout=20")
 	fs.StringVar(&s.Arrival, "arrival", "", "constant (default) or poisson")
+	fs.StringVar(&s.Script, "script", "", `a fixed session shape instead of a mix, e.g. "login select fetch logout": each offered session runs it once`)
 }
 
 // apply sets c's warm-up, stagger, mix and arrival; a negative duration
 // leaves the contract's default.
 func (s *shapeFlags) apply(c *messages.StepCommand) error {
-	c.Arrival = s.Arrival
+	c.Arrival, c.Script = s.Arrival, s.Script
 	for _, d := range []struct {
 		v   time.Duration
 		dst **messages.Duration
