@@ -17,6 +17,7 @@ import (
 // Rounded returns r rounded for publishing. It shares nothing mutable with r.
 func (r StepResult) Rounded() StepResult {
 	r.TargetRate, r.DeliveredRate, r.OfferedRate = tenth(r.TargetRate), tenth(r.DeliveredRate), tenth(r.OfferedRate)
+	r.SessionRate, r.TargetSessionRate = tenth(r.SessionRate), tenth(r.TargetSessionRate)
 	r.Phases = roundPhases(r.Phases)
 	r.PerProducer = slices.Clone(r.PerProducer)
 	for i := range r.PerProducer {
