@@ -59,6 +59,8 @@ func FuzzParseStepCommand(f *testing.F) {
 		exampleStep,
 		step(`"warmup":"5s","stagger":"1s","producer_rate":50,"producers":3,"mix":{"fetch":1,"store":0},"arrival":"poisson"`),
 		step(`"mix":{"dial":1,"nope":-1}`),
+		`{"run":"r","step":1,"duration":"1s","script":"LOGIN select,fetch logout","session_rate":7}`,
+		`{"run":"r","step":1,"duration":"1s","script":"select login","session_rate":1e308}`,
 		`{"run":"a b","step":0,"rate":-1,"duration":"48h","warmup":"-1s"}`,
 		exampleStep + `}`,
 		`{"duration":30}`,
