@@ -330,6 +330,10 @@ const (
 	// ReasonFailing: most attempted commands failed (refused, TLS,
 	// authentication, …): the server is not answering correctly.
 	ReasonFailing = "failing"
+	// ReasonUnaddressable: more than 2% of the scheduled commands had
+	// nothing to address (empty mailboxes) and were never sent: the server
+	// was offered less than the target.
+	ReasonUnaddressable = "unaddressable"
 	// ReasonNoResult: no result of the step arrived (RunReport reasons only).
 	ReasonNoResult = "no_result"
 )
@@ -392,3 +396,9 @@ type RunReport struct {
 // they are counted apart from the server's errors and never make a step
 // failing.
 const GeneratorKind = "generator: "
+
+// UnaddressableKind prefixes the generator kinds of scheduled commands that
+// had nothing to address (a FETCH of an empty INBOX, an EXPUNGE with no
+// message of imapload's to remove): they were never sent, so the server was
+// offered less than the target (see ReasonUnaddressable).
+const UnaddressableKind = GeneratorKind + "nothing to address: "

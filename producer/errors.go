@@ -40,7 +40,7 @@ var (
 	errIntegrity = errors.New("integrity")
 	// errEmptyMailbox is a FETCH or STORE scheduled on a session whose INBOX
 	// holds no message it could address.
-	errEmptyMailbox = errors.New(messages.GeneratorKind + "no message to address: INBOX is empty")
+	errEmptyMailbox = errors.New(messages.UnaddressableKind + "INBOX is empty")
 	// errNoFreeAccount means every account already has SessionsPerAccount
 	// sessions; the producer caps Sessions so that it does not happen.
 	errNoFreeAccount = errors.New(messages.GeneratorKind + "no account with a free session slot")

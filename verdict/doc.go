@@ -24,6 +24,8 @@
 //     or no producer took part.
 //   - rate_mismatch: the producers' shares add up to more than 2% away from
 //     the target rate.
+//   - unaddressable: more than 2% of the scheduled commands had nothing to
+//     address (an empty INBOX) and were never sent.
 //   - failing: more than half of the commands the server was sent failed
 //     (refused, TLS, authentication, NO/BAD), errors imapload itself caused
 //     left out.

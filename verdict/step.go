@@ -81,6 +81,9 @@ func Reasons(r messages.StepResult) []messages.Reason {
 	if d := rateMismatch(r); d != "" {
 		add(messages.ReasonRateMismatch, d)
 	}
+	if d := unaddressable(r); d != "" {
+		add(messages.ReasonUnaddressable, d)
+	}
 	for _, code := range lagCodes {
 		if d := lagged(r, code); d != "" {
 			add(code, d)
@@ -148,6 +151,28 @@ func failedIn(r messages.StepResult, phase string) (failed, attempted uint64) {
 		}
 	}
 	return failed, attempted
+}
+
+// unaddressable says how many scheduled commands had nothing to address,
+// when they are more than RateTolerance of those scheduled: commands never
+// sent leave the server offered less than the target, and would otherwise
+// read as its shortfall.
+func unaddressable(r messages.StepResult) string {
+	var n uint64
+	var top *messages.ErrorGroup
+	for i, e := range r.Errors {
+		if strings.HasPrefix(e.Kind, messages.UnaddressableKind) {
+			n += e.Count
+			if top == nil || e.Count > top.Count {
+				top = &r.Errors[i]
+			}
+		}
+	}
+	if n == 0 || float64(n) <= RateTolerance*float64(r.Scheduled) {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d scheduled commands (%.0f%%) had nothing to address and were never sent, most often %s: %s (%d): the server was offered less than the target",
+		n, r.Scheduled, 100*float64(n)/float64(max(r.Scheduled, 1)), top.Phase, strings.TrimPrefix(top.Kind, messages.UnaddressableKind), top.Count)
 }
 
 func incomplete(r messages.StepResult) string {

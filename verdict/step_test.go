@@ -163,6 +163,17 @@ func TestReasons(t *testing.T) {
 			s.Phases = map[string]messages.PhaseResult{"select": {Attempted: 30, Succeeded: 0}}
 			s.Errors = []messages.ErrorGroup{{Phase: "select", Kind: messages.GeneratorKind + "empty mailbox", Count: 30}}
 		})},
+		{name: "a fifth of the commands had nothing to address", step: with(clean(1, 100, 1), func(s *messages.StepResult) {
+			// An empty INBOX: 20 FETCHes of 100 scheduled never sent; the
+			// delivered ratio would read 0.8, a wrong knee.
+			s.Scheduled, s.Ratio = 100, 0.8
+			s.Phases = map[string]messages.PhaseResult{"fetch": {Attempted: 100, Succeeded: 80}}
+			s.Errors = []messages.ErrorGroup{{Phase: "fetch", Kind: messages.UnaddressableKind + "INBOX is empty", Count: 20}}
+		}), want: []string{messages.ReasonUnaddressable}},
+		{name: "2% had nothing to address", step: with(clean(1, 100, 1), func(s *messages.StepResult) {
+			s.Scheduled = 100
+			s.Errors = []messages.ErrorGroup{{Phase: "fetch", Kind: messages.UnaddressableKind + "INBOX is empty", Count: 2}}
+		})},
 		{name: "a producer missing", step: with(clean(1, 100, 1), func(s *messages.StepResult) {
 			s.Complete, s.Missing = false, []string{"p2"}
 		}), want: []string{messages.ReasonIncomplete}},
@@ -293,7 +304,8 @@ func TestReasonsDetail(t *testing.T) {
 
 func TestRemedy(t *testing.T) {
 	all := []string{messages.ReasonGeneratorSaturated, messages.ReasonHostOverloaded, messages.ReasonGeneratorStalled,
-		messages.ReasonIncomplete, messages.ReasonRateMismatch, messages.ReasonFailing, messages.ReasonNoResult}
+		messages.ReasonIncomplete, messages.ReasonRateMismatch, messages.ReasonFailing, messages.ReasonNoResult,
+		messages.ReasonUnaddressable}
 	for _, code := range all {
 		if verdict.Remedy(code) == "" {
 			t.Errorf("Remedy(%q) = \"\", want a remedy", code)
