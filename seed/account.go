@@ -41,21 +41,20 @@ func (s *Seeder) fillFolder(ctx context.Context, c *imapclient.Client, a Account
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	for i := have; i < t.Count; i++ {
-		if ctx.Err() != nil {
-			return n, ctx.Err()
-		}
+	p := &appender{s: s, c: c, folder: t.Folder}
+	for i := have; i < t.Count && ctx.Err() == nil; i++ {
 		m, err := s.o.Source.Message(Key{Account: a.User, Folder: t.Folder, Index: i})
+		if err == nil {
+			err = p.send(m)
+		}
 		if err != nil {
-			return n, err
+			return p.appended, err
 		}
-		if err := s.append(c, t.Folder, m); err != nil {
-			return n, fmt.Errorf("append to %s: %w", t.Folder, err)
-		}
-		n++
 	}
-	return n, nil
+	if err := p.drain(); err != nil {
+		return p.appended, err
+	}
+	return p.appended, ctx.Err()
 }
 
 // count returns the messages folder holds (STATUS MESSAGES), creating it
@@ -81,25 +80,4 @@ func (s *Seeder) count(c *imapclient.Client, folder string) (int, error) {
 	}
 	s.created.Add(1)
 	return 0, nil
-}
-
-// append sends one APPEND (a synchronizing literal, or LITERAL+ when the
-// server offers it; imapclient chooses) and waits for its answer.
-func (s *Seeder) append(c *imapclient.Client, folder string, m Message) error {
-	return guard(c, s.o.OpTimeout, func() error {
-		cmd := c.Append(folder, int64(len(m.Body)), &imap.AppendOptions{Flags: m.Flags, Time: m.Date})
-		if _, err := cmd.Write(m.Body); err != nil {
-			cmd.Close()
-			return err
-		}
-		if err := cmd.Close(); err != nil {
-			return err
-		}
-		if _, err := cmd.Wait(); err != nil {
-			return err
-		}
-		s.messages.Add(1)
-		s.bytes.Add(int64(len(m.Body)))
-		return nil
-	})
 }

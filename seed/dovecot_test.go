@@ -78,7 +78,7 @@ func (d dovecot) deleteFolders(t *testing.T, accts []seed.Account, ts []seed.Tar
 // TestDovecotSeed: seeding folders of their own in three accounts of a real
 // Dovecot, over cleartext LOGIN, STARTTLS with AUTHENTICATE PLAIN and
 // implicit TLS, reaches the targets that STATUS then reports, and a second
-// run appends nothing.
+// run appends nothing. The STARTTLS run pipelines APPENDs over LITERAL+.
 func TestDovecotSeed(t *testing.T) {
 	d := dovecotFromEnv(t)
 	tab, err := seed.ParseSizes("1k-8k:8,40k-200k:2")
@@ -91,7 +91,9 @@ func TestDovecotSeed(t *testing.T) {
 		edit func(*seed.Options)
 	}{
 		{"login", func(*seed.Options) {}},
-		{"starttls plain", func(o *seed.Options) { o.StartTLS, o.Plain, o.TLSConfig = true, true, d.tlsConfig(t) }},
+		{"starttls plain pipelined", func(o *seed.Options) {
+			o.StartTLS, o.Plain, o.TLSConfig, o.Pipeline = true, true, d.tlsConfig(t), 8
+		}},
 		{"imaps", func(o *seed.Options) { o.Addr, o.TLS, o.TLSConfig = d.tlsAddr, true, d.tlsConfig(t) }},
 	}
 	for _, m := range modes {

@@ -26,6 +26,7 @@ type Options struct {
 	Source   Source    // where messages come from
 
 	Concurrency int           // accounts filled at once, one connection each; default 4
+	Pipeline    int           // APPENDs a connection sends before it waits for an answer; default 1
 	OpTimeout   time.Duration // for one command (a whole APPEND included); default 2 min
 	// GiveUpAfter stops the run when that many accounts in a row failed
 	// before any succeeded (a wrong password, a server refusing all);
@@ -35,6 +36,7 @@ type Options struct {
 
 const (
 	defaultConcurrency = 4
+	defaultPipeline    = 1
 	defaultOpTimeout   = 2 * time.Minute
 	defaultGiveUpAfter = 10
 )
@@ -42,6 +44,9 @@ const (
 func (o Options) withDefaults() Options {
 	if o.Concurrency == 0 {
 		o.Concurrency = defaultConcurrency
+	}
+	if o.Pipeline == 0 {
+		o.Pipeline = defaultPipeline
 	}
 	if o.OpTimeout == 0 {
 		o.OpTimeout = defaultOpTimeout
@@ -62,8 +67,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("%w: no account", ErrBadOptions)
 	case len(o.Targets) == 0 || o.Source == nil:
 		return fmt.Errorf("%w: no folder target or no message source", ErrBadOptions)
-	case o.Concurrency < 0 || o.OpTimeout < 0:
-		return fmt.Errorf("%w: negative Concurrency or OpTimeout", ErrBadOptions)
+	case o.Concurrency < 0 || o.Pipeline < 0 || o.OpTimeout < 0:
+		return fmt.Errorf("%w: negative Concurrency, Pipeline or OpTimeout", ErrBadOptions)
 	}
 	return nil
 }

@@ -103,7 +103,7 @@ func checkTargets(t *testing.T, s *embedded.IMAP, accts []seed.Account, ts []see
 func TestSeedTargetsThenNothing(t *testing.T) {
 	s := startIMAP(t, &embedded.IMAPOptions{Users: 3})
 	ts := targets(t, "INBOX:2,Archive:1,Sent=4", 24)
-	o := seed.Options{Addr: s.Addr(), Accounts: accounts(s, 3), Targets: ts, Source: generator(t), Concurrency: 2}
+	o := seed.Options{Addr: s.Addr(), Accounts: accounts(s, 3), Targets: ts, Source: generator(t), Concurrency: 2, Pipeline: 4}
 	sum, err := run(t, t.Context(), o)
 	if err != nil {
 		t.Fatalf("Run() error = %v, summary %+v", err, sum)
@@ -145,7 +145,7 @@ func TestSeedResumes(t *testing.T) {
 	gen := generator(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	o := seed.Options{Addr: s.Addr(), Accounts: accounts(s, 2), Targets: ts, Concurrency: 1,
+	o := seed.Options{Addr: s.Addr(), Accounts: accounts(s, 2), Targets: ts, Concurrency: 1, Pipeline: 3,
 		Source: &cancelAfter{Source: gen, n: 15, cancel: cancel}}
 	sum, err := run(t, ctx, o)
 	if !errors.Is(err, seed.ErrInterrupted) || !sum.Interrupted || sum.Messages != 14 && sum.Messages != 15 {

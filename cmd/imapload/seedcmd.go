@@ -45,6 +45,7 @@ type seedConfig struct {
 	Seed        uint64        // --seed of the generated mail
 	Days        int           // --days the dates go back
 	Concurrency int           // --concurrency: accounts filled at once
+	Pipeline    int           // --pipeline: APPENDs in flight per connection
 	Mbox        string        // --mbox: messages from this file instead of generated ones
 	MboxMax     int           // --mbox-max-message in MiB
 	OpTimeout   time.Duration // --op-timeout of one command
@@ -64,6 +65,7 @@ func (c *seedConfig) add(fs *pflag.FlagSet) {
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the generated mail: the same seed gives the same messages")
 	fs.IntVar(&c.Days, "days", 365, "dates of generated mail go back this many days")
 	fs.IntVar(&c.Concurrency, "concurrency", 4, "accounts filled at once, one connection each")
+	fs.IntVar(&c.Pipeline, "pipeline", 1, "APPENDs a connection sends before it waits for an answer; more than 1 saves round trips to a distant server (on loopback it measured no gain)")
 	fs.StringVar(&c.Mbox, "mbox", "", "take the messages from this mbox file (mboxo or mboxrd) instead of generating them; cycled if it holds fewer")
 	fs.IntVar(&c.MboxMax, "mbox-max-message", 64, "largest message read from --mbox, in MiB: a larger one is an error")
 	fs.DurationVar(&c.OpTimeout, "op-timeout", 0, "timeout of one IMAP command, a whole APPEND included (default 2m)")
@@ -79,7 +81,7 @@ func (c *seedConfig) validate() error {
 	return errors.Join(flagErrors([]error{
 		c.accountFlags.check(), checkAuth(c.Auth), checkTLSMode(c.TLS, c.StartTLS),
 		checkInt("messages", c.Messages, atLeast(0)), checkInt("days", c.Days, atLeast(1)),
-		checkInt("concurrency", c.Concurrency, between(1, 10_000)),
+		checkInt("concurrency", c.Concurrency, between(1, 10_000)), checkInt("pipeline", c.Pipeline, between(1, 1000)),
 		checkInt("mbox-max-message", c.MboxMax, between(1, 1024)),
 		checkDuration("op-timeout", c.OpTimeout), checkDuration("progress", c.Progress),
 		flagError("folders", ferr), flagError("sizes", serr),
@@ -128,7 +130,7 @@ func (c *seedConfig) options(w io.Writer, log *slog.Logger) (seed.Options, func(
 	}
 	o := seed.Options{Addr: c.IMAP, TLS: c.TLS, StartTLS: c.StartTLS, TLSConfig: tlsCfg, LocalAddr: c.LocalAddr,
 		Plain: c.Auth == producer.AuthPlain, Accounts: seedAccounts(accts), Targets: c.folders.Targets(c.Messages),
-		Source: src, Concurrency: c.Concurrency, OpTimeout: c.OpTimeout}
+		Source: src, Concurrency: c.Concurrency, Pipeline: c.Pipeline, OpTimeout: c.OpTimeout}
 	printSeedPlan(w, o)
 	return o, closeSrc, nil
 }
