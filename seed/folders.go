@@ -2,7 +2,6 @@ package seed
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,8 +58,8 @@ func parseFolder(item string) (Folder, error) {
 	w := 1.0
 	if ok {
 		var err error
-		if w, err = strconv.ParseFloat(strings.TrimSpace(share), 64); err != nil || !(w > 0) || math.IsInf(w, 0) {
-			return Folder{}, fmt.Errorf("%q: want NAME:SHARE with a share > 0", item)
+		if w, err = strconv.ParseFloat(strings.TrimSpace(share), 64); err != nil || !(w > 0 && w <= maxWeight) {
+			return Folder{}, fmt.Errorf("%q: want NAME:SHARE with a share > 0 and ≤ %g", item, float64(maxWeight))
 		}
 	}
 	return Folder{Name: strings.TrimSpace(name), Share: w, Count: -1}, checkFolderName(name)

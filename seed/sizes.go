@@ -17,6 +17,7 @@ const (
 	MinSize   = 512      // bytes: the smallest message a range may ask for
 	MaxSize   = 64 << 20 // bytes: the largest
 	maxRanges = 64
+	maxWeight = 1e6 // of a range or a folder's share, so that their sum stays finite
 )
 
 // SizeRange is one row of a size table: messages of Min to Max bytes
@@ -60,8 +61,8 @@ func parseSizeRange(item string) (SizeRange, error) {
 		return SizeRange{}, fmt.Errorf(`want MIN-MAX:WEIGHT, e.g. "2k-8k:70"`)
 	}
 	weight, err := strconv.ParseFloat(strings.TrimSpace(w), 64)
-	if err != nil || !(weight > 0) || math.IsInf(weight, 0) {
-		return SizeRange{}, fmt.Errorf("weight %q: want a number > 0", w)
+	if err != nil || !(weight > 0 && weight <= maxWeight) {
+		return SizeRange{}, fmt.Errorf("weight %q: want a number > 0 and ≤ %g", w, float64(maxWeight))
 	}
 	lo, hi, found := strings.Cut(span, "-")
 	if !found {
