@@ -55,6 +55,12 @@ type seedConfig struct {
 	sizes   seed.Sizes
 }
 
+// Defaults of the flags of generated mail.
+const (
+	defaultSeedSeed = 1
+	defaultSeedDays = 365
+)
+
 func (c *seedConfig) add(fs *pflag.FlagSet) {
 	c.imapConnFlags.add(fs)
 	c.accountFlags.add(fs)
@@ -62,8 +68,8 @@ func (c *seedConfig) add(fs *pflag.FlagSet) {
 	fs.IntVar(&c.Messages, "messages", 1000, "messages per account, split over the folders by their shares")
 	fs.StringVar(&c.Folders, "folders", seed.DefaultFolders, "folders and their shares of --messages (NAME:SHARE), or a count of their own (NAME=COUNT); created if missing")
 	fs.StringVar(&c.Sizes, "sizes", seed.DefaultSizes, "size table of generated mail: MIN-MAX:WEIGHT ranges, sizes with k (KiB) or m (MiB)")
-	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the generated mail: the same seed gives the same messages")
-	fs.IntVar(&c.Days, "days", 365, "dates of generated mail go back this many days")
+	fs.Uint64Var(&c.Seed, "seed", defaultSeedSeed, "seed of the generated mail: the same seed gives the same messages")
+	fs.IntVar(&c.Days, "days", defaultSeedDays, "dates of generated mail go back this many days")
 	fs.IntVar(&c.Concurrency, "concurrency", 4, "accounts filled at once, one connection each")
 	fs.IntVar(&c.Pipeline, "pipeline", 1, "APPENDs a connection sends before it waits for an answer; more than 1 saves round trips to a distant server (on loopback it measured no gain)")
 	fs.StringVar(&c.Mbox, "mbox", "", "take the messages from this mbox file (mboxo or mboxrd) instead of generating them; cycled if it holds fewer")
@@ -83,9 +89,26 @@ func (c *seedConfig) validate() error {
 		checkInt("messages", c.Messages, atLeast(0)), checkInt("days", c.Days, atLeast(1)),
 		checkInt("concurrency", c.Concurrency, between(1, 10_000)), checkInt("pipeline", c.Pipeline, between(1, 1000)),
 		checkInt("mbox-max-message", c.MboxMax, between(1, 1024)),
-		checkDuration("op-timeout", c.OpTimeout), checkDuration("progress", c.Progress),
-		flagError("folders", ferr), flagError("sizes", serr),
+		checkDuration("op-timeout", c.OpTimeout), checkProgressInterval(c.Progress),
+		flagError("folders", ferr), flagError("sizes", serr), c.checkMboxAlone(),
 	}), checkIMAP(c.IMAP))
+}
+
+// checkMboxAlone refuses the flags of generated mail with --mbox, which
+// would ignore them in silence.
+func (c *seedConfig) checkMboxAlone() error {
+	if c.Mbox != "" && (c.Sizes != seed.DefaultSizes || c.Seed != defaultSeedSeed || c.Days != defaultSeedDays) {
+		return errors.New("--mbox takes the messages as they are: --sizes, --seed and --days apply to generated mail only")
+	}
+	return nil
+}
+
+// checkProgressInterval refuses an interval the progress ticker cannot tick at.
+func checkProgressInterval(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("--progress %s: want a duration > 0", d)
+	}
+	return nil
 }
 
 // flagError names the flag whose value err refuses.

@@ -97,6 +97,8 @@ func TestSeedFlagErrors(t *testing.T) {
 		{"negative messages", []string{"--messages", "-1"}, "--messages -1"},
 		{"no concurrency", []string{"--concurrency", "0"}, "--concurrency 0"},
 		{"missing mbox", []string{"--imap", "127.0.0.1:1", "--mbox", "/nonexistent/x.mbox"}, "--mbox: seed: open /nonexistent/x.mbox"},
+		{"no progress interval", []string{"--progress", "0s"}, "--progress 0s: want a duration > 0"},
+		{"sizes with mbox", []string{"--mbox", "x.mbox", "--sizes", "4k:1"}, "--sizes, --seed and --days apply to generated mail only"},
 		{"insecure without TLS", []string{"--imap", "127.0.0.1:1", "--tls-insecure"}, "--tls-insecure needs --tls"},
 	}
 	for _, tt := range tests {
