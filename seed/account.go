@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 )
+
+// logoutTimeout bounds the wait for LOGOUT's answer, which nothing needs.
+const logoutTimeout = 5 * time.Second
 
 // seedAccount fills every folder of a to its target over one connection.
 // It stops between two APPENDs when ctx ends, and logs out.
@@ -17,7 +21,7 @@ func (s *Seeder) seedAccount(ctx context.Context, a Account) error {
 		return err
 	}
 	defer func() {
-		_ = guard(c, s.o.OpTimeout, func() error { return c.Logout().Wait() })
+		_ = guard(c, min(s.o.OpTimeout, logoutTimeout), func() error { return c.Logout().Wait() })
 		c.Close()
 	}()
 	appended := false
@@ -42,7 +46,8 @@ func (s *Seeder) fillFolder(ctx context.Context, c *imapclient.Client, a Account
 		return 0, err
 	}
 	p := &appender{s: s, c: c, folder: t.Folder}
-	for i := have; i < t.Count && ctx.Err() == nil; i++ {
+	i := have
+	for ; i < t.Count && ctx.Err() == nil; i++ {
 		m, err := s.o.Source.Message(Key{Account: a.User, Folder: t.Folder, Index: i})
 		if err == nil {
 			err = p.send(m)
@@ -54,7 +59,10 @@ func (s *Seeder) fillFolder(ctx context.Context, c *imapclient.Client, a Account
 	if err := p.drain(); err != nil {
 		return p.appended, err
 	}
-	return p.appended, ctx.Err()
+	if i < t.Count {
+		return p.appended, ctx.Err() // stopped short: the messages sent are in
+	}
+	return p.appended, nil
 }
 
 // count returns the messages folder holds (STATUS MESSAGES), creating it

@@ -79,7 +79,7 @@ type Seeder struct {
 	o         Options
 	tlsConf   *tls.Config
 	localAddr net.Addr
-	start     time.Time
+	start     atomic.Int64 // Run's start, Unix nanoseconds; 0 before
 
 	done, failed, full, created atomic.Int64 // accounts; folders created
 	messages, bytes             atomic.Int64 // appended
@@ -122,7 +122,16 @@ type Stats struct {
 func (s *Seeder) Stats() Stats {
 	return Stats{Accounts: len(s.o.Accounts), Done: int(s.done.Load()), Failed: int(s.failed.Load()),
 		Full: int(s.full.Load()), Created: int(s.created.Load()), Messages: s.messages.Load(),
-		Bytes: s.bytes.Load(), Elapsed: time.Since(s.start)}
+		Bytes: s.bytes.Load(), Elapsed: s.elapsed()}
+}
+
+// elapsed returns the time since Run started, 0 before.
+func (s *Seeder) elapsed() time.Duration {
+	start := s.start.Load()
+	if start == 0 {
+		return 0
+	}
+	return time.Since(time.Unix(0, start))
 }
 
 // Summary is what a finished run did.
@@ -138,7 +147,7 @@ type Summary struct {
 // when ctx ended first (what was appended stays; a re-run continues),
 // ErrAccounts when some failed (Summary.Errors says why).
 func (s *Seeder) Run(ctx context.Context) (Summary, error) {
-	s.start = time.Now()
+	s.start.Store(time.Now().UnixNano())
 	next := make(chan Account)
 	var wg sync.WaitGroup
 	for range min(s.o.Concurrency, len(s.o.Accounts)) {
