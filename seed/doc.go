@@ -17,5 +17,11 @@
 // (mboxo or mboxrd, see [MboxReader]) and cycles through it when it holds
 // fewer than needed.
 //
+// Accounts are filled Options.Concurrency at a time, one connection each;
+// a connection may pipeline Options.Pipeline APPENDs (LITERAL+, RFC 7888).
+// Failed accounts are grouped by error in the Summary, and a run gives up
+// when its first GiveUpAfter accounts all fail (a wrong password, a server
+// that refuses everyone). Passwords never appear in errors.
+//
 // The package reads and writes no NATS subjects; it talks IMAP only.
 package seed
