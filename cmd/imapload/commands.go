@@ -17,5 +17,6 @@ func commands(g *globalFlags) []*cobra.Command {
 		demoCmd(g),
 		tailCmd(),
 		compareCmd(),
+		seedCmd(g),
 	}
 }

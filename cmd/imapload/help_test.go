@@ -29,7 +29,7 @@ func TestHelpGenerated(t *testing.T) {
 	}
 	walk(newRoot())
 
-	for _, cmd := range []string{"demo", "step", "ramp", "producer", "imapserver", "nats", "aggregator", "reporter", "tail", "compare", "roles"} {
+	for _, cmd := range []string{"demo", "step", "ramp", "producer", "imapserver", "nats", "aggregator", "reporter", "tail", "compare", "roles", "seed"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		out, _, err := runCLI(ctx, cmd, "--help")
 		cancel()

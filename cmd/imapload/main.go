@@ -3,8 +3,8 @@
 //
 // Subcommands: demo (everything in one process), nats (an embedded NATS server
 // with JetStream), imapserver (the embedded test IMAP server), producer,
-// aggregator, reporter, step (publish one step command) and ramp (drive a run
-// step by step until the knee).
+// aggregator, reporter, step (publish one step command), ramp (drive a run
+// step by step until the knee) and seed (fill accounts with mail before a run).
 //
 // Exit codes (package verdict): 0 a verdict was reached and every threshold
 // passed, 1 the run could not be carried out, 2 a usage error, 3 the server

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
-	"fmt"
 	"log/slog"
-	"os"
 	"runtime"
 	"time"
 
@@ -37,30 +33,20 @@ publishing sample batches to the IMAPLOAD_SAMPLES stream. Scale the fleet by sta
 
 // producerConfig is the configuration of `imapload producer`.
 type producerConfig struct {
-	ID          string // --id; "" is <hostname>-<pid>
-	IMAP        string // --imap: the server's host:port
-	TLS         bool   // --tls: implicit TLS
-	StartTLS    bool   // --starttls: plain TCP upgraded by STARTTLS
-	TLSCA       string // --tls-ca: PEM file of the CA to trust, "" for the system roots
-	TLSInsecure bool   // --tls-insecure: no certificate check (test servers only)
-	LocalAddr   string // --local-addr: source IP of every dial
-	Procs       int    // --procs: GOMAXPROCS, 0 for Go's default
-	NATS        natsConfig
-	Producer    producerFlags
-	Health      healthConfig
+	ID    string // --id; "" is <hostname>-<pid>
+	Procs int    // --procs: GOMAXPROCS, 0 for Go's default
+	imapConnFlags
+	NATS     natsConfig
+	Producer producerFlags
+	Health   healthConfig
 }
 
 func (c *producerConfig) add(fs *pflag.FlagSet) {
 	c.NATS.add(fs)
 	c.Producer.add(fs)
 	c.Health.add(fs)
+	c.imapConnFlags.add(fs)
 	fs.StringVar(&c.ID, "id", "", "producer id (default <hostname>-<pid>)")
-	fs.StringVar(&c.IMAP, "imap", "", "IMAP server host:port (required)")
-	fs.BoolVar(&c.TLS, "tls", false, "implicit TLS (IMAPS)")
-	fs.BoolVar(&c.StartTLS, "starttls", false, "dial plain TCP and upgrade with STARTTLS after the greeting (not with --tls)")
-	fs.StringVar(&c.TLSCA, "tls-ca", "", "PEM file of the CA to trust for --tls or --starttls (default: system roots)")
-	fs.BoolVar(&c.TLSInsecure, "tls-insecure", false, "with --tls or --starttls, do not verify the server certificate: anyone on the path can read the passwords (test servers only)")
-	fs.StringVar(&c.LocalAddr, "local-addr", "", "source IP for every dial")
 	fs.IntVar(&c.Procs, "procs", 1, "GOMAXPROCS for this process (0: Go's default); one thread costs the least CPU per command, so run a producer per core")
 }
 
@@ -71,28 +57,9 @@ func (c *producerConfig) validate() error {
 		checkIMAP(c.IMAP))
 }
 
-// checkTLSMode refuses both TLS modes at once.
-func checkTLSMode(implicit, startTLS bool) error {
-	if implicit && startTLS {
-		return errors.New("--tls and --starttls: choose one (--tls for an IMAPS port such as 993, --starttls for a plain port such as 143)")
-	}
-	return nil
-}
-
-// checkAuth checks --auth against the producer's login methods.
-func checkAuth(method string) error {
-	if method != producer.AuthLogin && method != producer.AuthPlain {
-		return fmt.Errorf("--auth %q: want %s (LOGIN) or %s (AUTHENTICATE PLAIN)", method, producer.AuthLogin, producer.AuthPlain)
-	}
-	return nil
-}
-
 // producerFlags are the flags a producer and the demo share.
 type producerFlags struct {
-	AccountsFile       string        // --accounts-file of user:password lines
-	AccountsTemplate   string        // --accounts-template, numbered from 1 (without AccountsFile)
-	AccountsCount      int           // --accounts-count made from the template
-	AccountsPassword   string        // --accounts-password of template accounts; never logged
+	accountFlags
 	Sessions           int           // --sessions per producer
 	SessionsPerAccount int           // --sessions-per-account, concurrent, per producer
 	Queue              int           // --queue: commands waiting for a session, 0 for the default
@@ -106,10 +73,7 @@ type producerFlags struct {
 }
 
 func (p *producerFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&p.AccountsFile, "accounts-file", "", "file of user:password lines")
-	fs.StringVar(&p.AccountsTemplate, "accounts-template", "user%d", "account name template, numbered from 1 (without --accounts-file)")
-	fs.IntVar(&p.AccountsCount, "accounts-count", 100, "accounts made from the template")
-	secretVar(fs, &p.AccountsPassword, "accounts-password", "secret", "password of template accounts; prefer --accounts-password-file or env IMAPLOAD_ACCOUNTS_PASSWORD, as ps shows flags (never logged)")
+	p.accountFlags.add(fs)
 	fs.IntVar(&p.Sessions, "sessions", 32, "IMAP sessions per producer")
 	fs.IntVar(&p.SessionsPerAccount, "sessions-per-account", 2, "concurrent sessions of one account per producer")
 	fs.IntVar(&p.Queue, "queue", 0, "commands waiting for a free session before drops (default 4 × sessions)")
@@ -118,14 +82,14 @@ func (p *producerFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&p.FlushInterval, "flush-interval", 0, "batch interval (default 1s)")
 	fs.DurationVar(&p.PublishRetry, "publish-retry", 0, "how long, per NATS outage, unacknowledged batches are retried before they count as lost (default 2m; 5s while shutting down)")
 	fs.IntVar(&p.Reservoir, "reservoir", 0, "latencies kept per phase and batch (default 1024)")
-	fs.StringVar(&p.Auth, "auth", producer.AuthLogin, "how sessions log in: login (LOGIN) or plain (AUTHENTICATE PLAIN); both are timed as phase login")
+	authVar(fs, &p.Auth, "; both are timed as phase login")
 	fs.StringVar(&p.DefaultMix, "default-mix", "", "workload when a step names none, e.g. fetch=130,select=100 (default imaptest-like)")
 }
 
 // checks returns the errors of the flags' values, nil for a good one.
 func (p *producerFlags) checks() []error {
 	return []error{
-		checkInt("accounts-count", p.AccountsCount, atLeast(1)),
+		p.accountFlags.check(),
 		checkInt("sessions", p.Sessions, atLeast(1)),
 		checkInt("sessions-per-account", p.SessionsPerAccount, atLeast(1)),
 		checkInt("queue", p.Queue, atLeast(0)),
@@ -136,18 +100,6 @@ func (p *producerFlags) checks() []error {
 		checkInt("reservoir", p.Reservoir, atLeast(0)),
 		checkAuth(p.Auth),
 	}
-}
-
-func (p *producerFlags) accounts() ([]producer.Account, error) {
-	if p.AccountsFile != "" {
-		f, err := os.Open(p.AccountsFile)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		return producer.ParseAccounts(f)
-	}
-	return producer.TemplateAccounts(p.AccountsTemplate, p.AccountsCount, p.AccountsPassword)
 }
 
 // options returns the producer options of the flags; b sizes the streams
@@ -169,51 +121,11 @@ func (p *producerFlags) options(b *bus.Options) (*producer.Options, error) {
 	}, nil
 }
 
-// tlsConfig returns the configuration of --tls or --starttls, nil without
-// either. --tls-ca and --tls-insecure without them would be ignored in
-// silence, so they are usage errors; --tls-insecure is warned about at every
-// start.
-func (c *producerConfig) tlsConfig(log *slog.Logger) (*tls.Config, error) {
-	encrypted := c.TLS || c.StartTLS
-	switch {
-	case !encrypted && c.TLSInsecure:
-		return nil, usage(errors.New("--tls-insecure needs --tls or --starttls: it turns off the certificate check of TLS connections"))
-	case !encrypted && c.TLSCA != "":
-		return nil, usage(errors.New("--tls-ca needs --tls or --starttls: it names the CA of TLS connections"))
-	case !encrypted:
-		return nil, nil
-	case c.TLSInsecure:
-		log.Warn("producer: --tls-insecure: the IMAP server's certificate is NOT verified; anyone on the network path can " +
-			"impersonate the server and read every account's password. Use it for test servers only; --tls-ca trusts a private CA")
-	}
-	cfg := &tls.Config{InsecureSkipVerify: c.TLSInsecure} //nolint:gosec // an explicit flag for test servers, warned about
-	var err error
-	cfg.RootCAs, err = caPool(c.TLSCA)
-	return cfg, err
-}
-
-// caPool returns the certificates of the PEM file path, nil (the system
-// roots) if path is "".
-func caPool(path string) (*x509.CertPool, error) {
-	if path == "" {
-		return nil, nil
-	}
-	pem, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("--tls-ca %s: no PEM certificate", path)
-	}
-	return pool, nil
-}
-
 func runProducer(cmd *cobra.Command, c *producerConfig, log *slog.Logger) error {
 	if c.Procs > 0 {
 		runtime.GOMAXPROCS(c.Procs)
 	}
-	tlsCfg, err := c.tlsConfig(log)
+	tlsCfg, err := c.tlsConfig(log, "producer")
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,7 @@ var rules = map[string]rule{
 	"bus":      {uses: wire, nats: true},
 	// The health endpoint sees batches and results handed to it, no NATS.
 	"health": {uses: wire},
+	"seed":   {}, // fills IMAP accounts with mail; IMAP only
 	// The roles and the controls meet only on NATS subjects: none imports
 	// another, nor the embedded servers.
 	"producer":   {uses: cores, nats: true},
@@ -50,7 +51,7 @@ var rules = map[string]rule{
 	"ramp":       {uses: control, nats: true},
 	"progress":   {uses: control, nats: true},
 	// The binary wires everything together, and links no test code.
-	"cmd/imapload": {uses: slices.Concat(cores, roles, []string{"embedded", "health"}), nats: true},
+	"cmd/imapload": {uses: slices.Concat(cores, roles, []string{"embedded", "health", "seed"}), nats: true},
 	// Test support, imported by _test.go files only (and the e2estatus tool).
 	"internal/testkit":          {testing: true},
 	"internal/testkit/natstest": {uses: []string{"embedded"}, nats: true, testing: true},
