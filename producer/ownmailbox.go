@@ -107,9 +107,13 @@ func (s *session) expunge() error {
 	if err := s.c.Store(set, deletedFlag, nil).Close(); err != nil {
 		return err
 	}
-	if err := s.c.UIDExpunge(set).Close(); err != nil {
+	gone, err := s.c.UIDExpunge(set).Collect()
+	if err != nil {
 		return err
 	}
+	// go-imap hands this command's EXPUNGE responses to it, not to the
+	// unilateral handler that counts INBOX's messages.
+	s.exists.Add(-int64(len(gone)))
 	s.forget(uid)
 	return nil
 }
