@@ -22,15 +22,25 @@ func TestClientPhases(t *testing.T) {
 	f := newFleet(t, nil)
 	f.start(f.options("cp", 4))
 	f.waitLive(1)
+	runClientPhases(t, f, "cp", `"rate":120,"warmup":"300ms","duration":"1s","stagger":"100ms"`)
+}
+
+// runClientPhases runs, on the fleet's only producer, id, one step per
+// client phase with the rate and timing in shape, and a mix naming the
+// phase beside APPEND and FETCH, fetching recent messages. Each phase must
+// have successes and no error the server caused, and the APPENDs'
+// integrity checks must have run and passed.
+func runClientPhases(t *testing.T, f *fleet, id, shape string) {
+	t.Helper()
 	var checks messages.Checks
 	for i, name := range clientPhases {
 		t.Run(name, func(t *testing.T) {
-			bs := f.runStep("cp", "cp", i+1, fmt.Sprintf(`"rate":120,"warmup":"300ms","duration":"1s","stagger":"100ms",
-				"mix":{%q:4,"append":1,"fetch":1},"fetch_target":"recent"`, name))
+			bs := f.runStep(id, id, i+1, fmt.Sprintf(`%s,"mix":{%q:4,"append":1,"fetch":1},"fetch_target":"recent"`, shape, name))
 			p, _ := messages.ParsePhase(name)
-			ok := checkPhase(t, bs, p)
-			if ok == 0 {
+			if ok := checkPhase(t, bs, p); ok == 0 {
 				t.Errorf("phase %s: no success in the window, want some", name)
+			} else {
+				t.Logf("%s: %d succeeded, service P50 %v", name, ok, quantile(t, bs, p, service, 0.5))
 			}
 			for _, b := range bs {
 				checks.Add(b.Checks)

@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/emersion/go-imap/v2"
@@ -72,18 +73,8 @@ func (s *session) recentTarget() (set imap.NumSet, uid imap.UID, ok bool) {
 	if len(s.uids) == 0 {
 		return nil, 0, false
 	}
-	uid = slices.MaxFunc(s.uids, func(a, b known) int { return cmpUID(a.uid, b.uid) }).uid
+	uid = slices.MaxFunc(s.uids, func(a, b known) int { return cmp.Compare(a.uid, b.uid) }).uid
 	return imap.UIDSetNum(uid), uid, true
-}
-
-func cmpUID(a, b imap.UID) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // learn remembers uid (and its size, when size > 0), forgetting the oldest
