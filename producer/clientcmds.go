@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -36,27 +37,28 @@ var searchHeaders = []imap.SearchCriteriaHeaderField{
 	{Key: "From", Value: "imapload"}, {Key: "From", Value: "example"}, {Key: "From", Value: "nobody"},
 }
 
-// clientOp is the command of a client phase, nil for the others.
-func (s *session) clientOp(p messages.Phase) func() error {
+// runClient sends the command of a client phase; any other phase is
+// errNotScheduled.
+func (s *session) runClient(p messages.Phase) error {
 	switch p {
 	case messages.Status:
-		return s.status
+		return s.status()
 	case messages.SearchDate:
-		return s.searchDate
+		return s.searchDate()
 	case messages.SearchHeader:
-		return s.searchHeader
+		return s.searchHeader()
 	case messages.Body:
-		return s.body
+		return s.body()
 	case messages.Copy:
-		return s.copyOwn
+		return s.copyOwn()
 	case messages.Move:
-		return s.move
+		return s.move()
 	case messages.Expunge:
-		return s.expunge
+		return s.expunge()
 	case messages.Noop:
-		return func() error { return s.c.Noop().Wait() } // [§6.1.2]
+		return s.c.Noop().Wait() // [§6.1.2]
 	}
-	return nil
+	return fmt.Errorf("%w: phase %v", errNotScheduled, p)
 }
 
 // status is STATUS (MESSAGES UIDNEXT UNSEEN) [§6.3.11] of a mailbox the

@@ -2,7 +2,6 @@ package producer
 
 import (
 	"bytes"
-	"fmt"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -118,40 +117,38 @@ func (s *session) reselect(j job) bool {
 
 // command runs phase p within the operation timeout.
 func (s *session) command(p messages.Phase) (outcome, error) {
-	var out outcome
-	op := s.op(p)
-	if p == messages.Append {
-		op = func() (err error) { out.uid, out.raw, err = s.append(); return err }
+	switch p {
+	case messages.Append:
+		return s.appendCommand()
+	case messages.Idle:
+		return s.idleCommand()
 	}
-	if p == messages.Idle {
-		if err := s.dialPusher(); err != nil {
-			return out, err
-		}
-		op = func() (err error) { out.from, out.to, err = s.idle(); return err }
-		return out, blame(guardClient(closers{s.c, s.pusher}, s.env.cfg.OpTimeout, op))
-	}
-	if op == nil {
-		return out, fmt.Errorf("%w: phase %v", errNotScheduled, p)
-	}
-	return out, blame(s.guard(s.env.cfg.OpTimeout, op))
+	// A closure, not a method value: it stays on the stack.
+	return outcome{}, blame(s.guard(s.env.cfg.OpTimeout, func() error { return s.send(p) }))
 }
 
-// op is the command of phase p that returns an error alone, nil for the
-// others (and for phases that are not scheduled).
-func (s *session) op(p messages.Phase) func() error {
+// appendCommand is append within the operation timeout. (Apart from
+// command, so that the other commands' outcome does not escape to the heap.)
+func (s *session) appendCommand() (out outcome, err error) {
+	err = s.guard(s.env.cfg.OpTimeout, func() (err error) { out.uid, out.raw, err = s.append(); return err })
+	return out, blame(err)
+}
+
+// send sends the command of phase p (not APPEND or IDLE, see command).
+func (s *session) send(p messages.Phase) error {
 	switch p {
 	case messages.List:
-		return s.list
+		return s.list()
 	case messages.Select:
-		return s.selectInbox
+		return s.selectInbox()
 	case messages.Fetch:
-		return s.fetch
+		return s.fetch()
 	case messages.Store:
-		return s.store
+		return s.store()
 	case messages.Logout:
-		return func() error { return s.c.Logout().Wait() }
+		return s.c.Logout().Wait()
 	}
-	return s.clientOp(p)
+	return s.runClient(p)
 }
 
 // list is LIST "" "*" [§6.3.9]. The session remembers a few of the

@@ -34,6 +34,16 @@ func (s *session) existsSeen() {
 	}
 }
 
+// idleCommand connects the pusher if need be, then runs idle with the
+// operation timeout over both connections.
+func (s *session) idleCommand() (out outcome, err error) {
+	if err := s.dialPusher(); err != nil {
+		return out, err
+	}
+	op := func() (err error) { out.from, out.to, err = s.idle(); return err }
+	return out, blame(guardClient(closers{s.c, s.pusher}, s.env.cfg.OpTimeout, op))
+}
+
 // idle is IDLE on the session's connection, an APPEND to INBOX on the
 // pusher, the wait for the first untagged EXISTS on the idling connection,
 // then DONE. It returns the measured span: from just before the pusher sends
