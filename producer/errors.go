@@ -43,10 +43,12 @@ var (
 	errEmptyMailbox = errors.New(messages.GeneratorKind + "no message to address: INBOX is empty")
 	// errNothingToMove is a MOVE scheduled on a session that has appended
 	// no message it could move: imapload moves only its own mail.
-	errNothingToMove = errors.New(messages.GeneratorKind + "nothing to move: no message this session appended")
+	// Its kind has the prefix of main's messages.UnaddressableKind.
+	errNothingToMove = errors.New(messages.GeneratorKind + "nothing to address: no message this session appended, to move")
 	// errNothingToExpunge is an EXPUNGE scheduled on a session that has
 	// appended no message it could expunge: imapload deletes only its own mail.
-	errNothingToExpunge = errors.New(messages.GeneratorKind + "nothing to expunge: no message this session appended")
+	// Its kind has the prefix of main's messages.UnaddressableKind.
+	errNothingToExpunge = errors.New(messages.GeneratorKind + "nothing to address: no message this session appended, to expunge")
 	// errNoMove is a MOVE not sent because the server lacks the MOVE
 	// capability (RFC 6851): its fallback could expunge a user's mail.
 	errNoMove = errors.New(messages.GeneratorKind + "not sent: server has no MOVE")
