@@ -51,6 +51,7 @@ type totals struct {
 	batches, duplicates, corrupt        uint64
 	lagP99Max                           uint64 // µs
 	cpuMax                              float64
+	checks                              messages.Checks
 }
 
 // NewPool returns an empty pool for run's step. It does no I/O.
@@ -149,6 +150,7 @@ func (p *Pool) commit(b *messages.SampleBatch, k batchKey) {
 	t.batches++
 	t.scheduled += b.Scheduled
 	t.completed += b.Completed
+	t.checks.Add(b.Checks)
 	t.dropped += b.Health.Dropped
 	t.lost += b.Health.Lost
 	t.lagP99Max = max(t.lagP99Max, b.Health.LagP99)

@@ -26,6 +26,7 @@ func (p *Pool) Result() messages.StepResult {
 		Attempted: t.scheduled - min(t.dropped, t.scheduled),
 		Batches:   t.batches, Duplicates: t.duplicates, Corrupt: t.corrupt, Lost: t.lost,
 		Rejected: maps.Clone(p.reject),
+		Checks:   t.checks, ChecksDisabled: t.checks.DisabledReason(),
 	}
 	if secs := time.Duration(p.info.Duration).Seconds(); secs > 0 {
 		r.DeliveredRate = float64(t.completed) / secs

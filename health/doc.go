@@ -18,7 +18,7 @@
 // dashboards.
 //
 // Label values are bounded: run and step (only the MaxSteps most recent
-// steps keep their series; older ones are deleted), phase (the eight of
+// steps keep their series; older ones are deleted), phase (one of
 // messages.Phases) and verdict (three values). Producer ids and error
 // messages are never labels: a process exposes only its own figures, and
 // errors are counted per phase, with the number of distinct kinds.

@@ -53,8 +53,44 @@ type SampleBatch struct {
 	Completed uint64 `msgpack:"completed"`
 	// Phases holds one entry per phase that saw any command in this batch.
 	Phases PhaseList `msgpack:"phases"`
+	// Checks counts the APPEND→FETCH integrity checks of APPENDs whose
+	// intended start fell in the measurement window (absent: none).
+	Checks Checks `msgpack:"checks"`
 	// Health is the producer's own health during this batch.
 	Health Health `msgpack:"health"`
+}
+
+// Checks counts integrity checks: about one APPEND in ten is fetched back
+// (BODY.PEEK[] by the UID the server's APPENDUID named) and compared byte for
+// byte with what was sent.
+type Checks struct {
+	// Run counts the checks made.
+	Run uint64 `msgpack:"run" json:"run"`
+	// Failed counts those of Run whose message did not come back byte for
+	// byte, or at all, or whose FETCH failed (its error is in phase fetch).
+	Failed uint64 `msgpack:"failed" json:"failed"`
+	// Unaddressable counts successful APPENDs for which the server named no
+	// UID (no UIDPLUS APPENDUID, RFC 4315): none of them could be checked.
+	Unaddressable uint64 `msgpack:"unaddressable" json:"unaddressable"`
+}
+
+// Add adds o's counts to c.
+func (c *Checks) Add(o Checks) {
+	c.Run += o.Run
+	c.Failed += o.Failed
+	c.Unaddressable += o.Unaddressable
+}
+
+// DisabledReason says why checks could not run, "" when nothing kept them
+// from it: APPENDs got no UID from the server.
+func (c Checks) DisabledReason() string {
+	if c.Unaddressable == 0 {
+		return ""
+	}
+	if c.Run == 0 {
+		return "checks disabled: server has no UIDPLUS (no APPENDUID for any APPEND)"
+	}
+	return "checks partly disabled: some APPENDs got no UID (APPENDUID) from the server"
 }
 
 // StepInfo is the step as one producer runs it.

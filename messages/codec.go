@@ -97,6 +97,9 @@ func (b *SampleBatch) Validate() error {
 	}
 	b.Info.validate(bad)
 	b.Health.validate(bad)
+	if wrapped(b.Checks.Run, b.Checks.Failed, b.Checks.Unaddressable) || b.Checks.Failed > b.Checks.Run {
+		bad("checks: run %d, failed %d, unaddressable %d out of range", b.Checks.Run, b.Checks.Failed, b.Checks.Unaddressable)
+	}
 	var seen [numPhases]bool
 	for i := range b.Phases {
 		p := &b.Phases[i]

@@ -47,8 +47,10 @@ func sampleOf(tb testing.TB, rng *rand.Rand, n, keep int, mean float64) messages
 	return messages.Sample{Count: uint64(n), Values: values, Sketch: sketchOf(tb, all...)}
 }
 
-// batchOf is a batch as a producer sends it mid-step: all eight phases, with
-// reservoirs of up to keep values, sketches and errors.
+// batchOf is a batch as a producer sends it mid-step under the default mix:
+// its six phases with dial and login (the benchmarks' batch, unchanged since
+// the client phases came), with reservoirs of up to keep values, sketches,
+// errors and integrity checks.
 func batchOf(tb testing.TB, keep int) *messages.SampleBatch {
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -64,8 +66,12 @@ func batchOf(tb testing.TB, keep int) *messages.SampleBatch {
 		From: 5_000_000_000, To: 10_000_000_000,
 		Info:   messages.StepInfo{FleetRate: 1000, Rate: 250, Producers: 4, Warmup: 3e9, Duration: 30e9},
 		Health: messages.Health{LagP99: 850, LagMax: 4100, Dropped: 3, CPU: 0.42, Sessions: 64},
+		Checks: messages.Checks{Run: 25, Failed: 1},
 	}
 	for _, p := range messages.Phases() {
+		if _, inMix := messages.DefaultMix()[p.String()]; p.Scheduled() && !inMix {
+			continue
+		}
 		ok := 200 + 100*uint64(p)
 		ps := messages.PhaseStats{Phase: p, Succeeded: ok, Attempted: ok, Errors: errs[p]}
 		for _, e := range ps.Errors {
@@ -249,6 +255,9 @@ func TestBatchValidation(t *testing.T) {
 		{name: "step 0", mutate: func(b *messages.SampleBatch) { b.Step = 0 }, wantErr: "step: 0"},
 		{name: "step above max", mutate: func(b *messages.SampleBatch) { b.Step = messages.MaxStep + 1 }, wantErr: "step: 1000001"},
 		{name: "completed > scheduled", mutate: func(b *messages.SampleBatch) { b.Completed = b.Scheduled + 1 }, wantErr: "completed"},
+		{name: "integrity checks", mutate: func(b *messages.SampleBatch) { b.Checks = messages.Checks{Run: 5, Failed: 1, Unaddressable: 2} }},
+		{name: "more checks failed than run", mutate: func(b *messages.SampleBatch) { b.Checks = messages.Checks{Run: 1, Failed: 2} }, wantErr: "checks: run 1, failed 2"},
+		{name: "negative checks", mutate: func(b *messages.SampleBatch) { b.Checks.Unaddressable = math.MaxUint64 }, wantErr: "checks: run"},
 		{name: "window backwards", mutate: func(b *messages.SampleBatch) { b.To = b.From - 1 }, wantErr: "window: to"},
 		{name: "NaN fleet rate", mutate: func(b *messages.SampleBatch) { b.Info.FleetRate = math.NaN() }, wantErr: "info: rates NaN"},
 		{name: "negative rate", mutate: func(b *messages.SampleBatch) { b.Info.Rate = -1 }, wantErr: "info: rates"},
@@ -262,7 +271,7 @@ func TestBatchValidation(t *testing.T) {
 		{name: "wrapped scheduled", mutate: func(b *messages.SampleBatch) { b.Scheduled = 1 << 63 }, wantErr: "scheduled 9223372036854775808"},
 		{name: "wrapped health counts", mutate: func(b *messages.SampleBatch) { b.Health.Lost = math.MaxUint64 - 2 }, wantErr: "lost 18446744073709551613"},
 		{name: "wrapped sessions", mutate: func(b *messages.SampleBatch) { b.Health.Sessions = math.MaxUint32 }, wantErr: "sessions 4294967295"},
-		{name: "unknown phase", mutate: func(b *messages.SampleBatch) { b.Phases[0].Phase = 9 }, wantErr: "phase"},
+		{name: "unknown phase", mutate: func(b *messages.SampleBatch) { b.Phases[0].Phase = messages.Phase(messages.NumPhases) }, wantErr: "phase"},
 		{name: "duplicate phase", mutate: func(b *messages.SampleBatch) { b.Phases[1].Phase = b.Phases[0].Phase }, wantErr: "phase dial: listed twice"},
 		{name: "succeeded > attempted", mutate: func(b *messages.SampleBatch) { fetch(b).Succeeded = fetch(b).Attempted + 1 }, wantErr: "succeeded 604 > attempted 603"},
 		{name: "errors short of failures", mutate: func(b *messages.SampleBatch) { fetch(b).Attempted++ }, wantErr: "errors add up to 3, attempted − succeeded is 4"},
@@ -446,13 +455,14 @@ func TestDecodeBatchRejects(t *testing.T) {
 			rawSample(m)["values"] = many(messages.MaxReservoir+1, 1)
 			rawSample(m)["count"] = messages.MaxReservoir + 1
 		}), wantErr: "latencies: 16385 elements, at most 16384"},
-		{name: "nine phases", data: withRaw(func(m map[string]any) { m["phases"] = many(9, rawPhase(m)) }), wantErr: "phases: 9 elements, at most 8"},
+		{name: "one phase too many", data: withRaw(func(m map[string]any) { m["phases"] = many(messages.NumPhases+1, rawPhase(m)) }),
+			wantErr: fmt.Sprintf("phases: %d elements, at most %d", messages.NumPhases+1, messages.NumPhases)},
 		{name: "65 error kinds", data: withRaw(func(m map[string]any) {
 			rawPhase(m)["errors"] = many(messages.MaxErrorKinds+1, map[string]any{"kind": "x", "count": 0})
 		}), wantErr: "errors: 65 elements, at most 64"},
 		{name: "sketch over the cap", data: withRaw(func(m map[string]any) { rawSample(m)["sketch"] = make([]byte, messages.MaxSketchBytes+1) }), wantErr: "sketch: 65537 bytes"},
 
-		{name: "unknown phase name", data: withRaw(func(m map[string]any) { rawPhase(m)["phase"] = "idle" }), wantErr: `unknown phase: "idle"`},
+		{name: "unknown phase name", data: withRaw(func(m map[string]any) { rawPhase(m)["phase"] = "delete" }), wantErr: `unknown phase: "delete"`},
 		{name: "phase name too long", data: withRaw(func(m map[string]any) { rawPhase(m)["phase"] = strings.Repeat("f", 17) }), wantErr: "string of 17 bytes"},
 		{name: "phase as a number", data: withRaw(func(m map[string]any) { rawPhase(m)["phase"] = 4 }), wantErr: "invalid code"},
 		{name: "duplicate phase", data: withRaw(func(m map[string]any) { m["phases"] = many(2, rawPhase(m)) }), wantErr: "listed twice"},
@@ -665,7 +675,7 @@ func TestUnmarshalHostileAllocation(t *testing.T) {
 		data    []byte
 		wantErr string
 	}{
-		{name: "14-byte phases claim", data: hostilePhases, wantErr: "phases: 4294967295 elements, at most 8"},
+		{name: "14-byte phases claim", data: hostilePhases, wantErr: fmt.Sprintf("phases: 4294967295 elements, at most %d", messages.NumPhases)},
 		{name: "2^32 latencies claim", data: hostileLatencies, wantErr: "latencies: 4294967295 elements, at most 16384"},
 		{name: "4 GiB sketch claim", data: hostileSketch, wantErr: "sketch: 4294967295 bytes, at most 65536"},
 		{name: "2^32 error kinds claim", data: cat(0x81, "phases", 0x91, 0x81, "errors", 0xdd, claim4G, 0x80), wantErr: "errors: 4294967295 elements, at most 64"},

@@ -14,21 +14,31 @@ type Phase uint8
 
 // The phases imapload measures, each apart from the others.
 const (
-	Dial   Phase = iota // TCP connect + TLS handshake + server greeting
-	Login               // LOGIN (RFC 9051 §6.2.3)
-	List                // LIST (§6.3.9)
-	Select              // SELECT (§6.3.2)
-	Fetch               // FETCH (§6.4.5)
-	Store               // STORE (§6.4.6)
-	Append              // APPEND (§6.3.12)
-	Logout              // LOGOUT (§6.1.3)
+	Dial         Phase = iota // TCP connect + TLS handshake + server greeting
+	Login                     // LOGIN (RFC 9051 §6.2.3)
+	List                      // LIST (§6.3.9)
+	Select                    // SELECT (§6.3.2)
+	Fetch                     // FETCH (§6.4.5)
+	Store                     // STORE (§6.4.6)
+	Append                    // APPEND (§6.3.12)
+	Status                    // STATUS of a mailbox: MESSAGES UIDNEXT UNSEEN (§6.3.11)
+	SearchDate                // UID SEARCH SINCE a date some days back (§6.4.4)
+	SearchHeader              // UID SEARCH HEADER Subject or From a word (§6.4.4)
+	Body                      // UID FETCH BODY.PEEK[] of a whole message, preferring a large one (§6.4.5)
+	Copy                      // UID COPY of one message to imapload's own mailbox (§6.4.7)
+	Move                      // UID MOVE of a message imapload appended to its own mailbox (RFC 6851, §6.4.8)
+	Expunge                   // STORE +FLAGS.SILENT \Deleted, then UID EXPUNGE of a message imapload appended (§6.4.9)
+	Noop                      // NOOP (§6.1.2)
+	Idle                      // push latency: another connection's APPEND to EXISTS on a session in IDLE (RFC 2177, §6.3.13)
+	Logout                    // LOGOUT (§6.1.3)
 	numPhases
 )
 
 // NumPhases is the number of phases.
 const NumPhases = int(numPhases)
 
-var phaseNames = [numPhases]string{"dial", "login", "list", "select", "fetch", "store", "append", "logout"}
+var phaseNames = [numPhases]string{"dial", "login", "list", "select", "fetch", "store", "append",
+	"status", "search_date", "search_header", "body", "copy", "move", "expunge", "noop", "idle", "logout"}
 
 // Phases lists every phase in session order.
 func Phases() []Phase {

@@ -74,6 +74,12 @@ type StepResult struct {
 	Dropped uint64 `json:"dropped"`
 	// Phases holds each phase's pooled figures, keyed by phase name.
 	Phases map[string]PhaseResult `json:"phases"`
+	// Checks counts the APPEND→FETCH integrity checks run and failed in the
+	// window, and the APPENDs no check could address (absent: none).
+	Checks Checks `json:"checks,omitzero"`
+	// ChecksDisabled says what kept integrity checks from running (see
+	// Checks.DisabledReason), "" when nothing did.
+	ChecksDisabled string `json:"checks_disabled,omitempty"`
 	// Errors lists failures by (phase, kind), most frequent first.
 	Errors []ErrorGroup `json:"errors"`
 	// PerProducer shows each producer beside the pool, never averaged into it.

@@ -31,6 +31,12 @@ const (
 	ArrivalPoisson  = "poisson"  // exponential gaps with mean 1/rate
 )
 
+// Messages a FETCH or body FETCH may be pinned to (StepCommand.FetchTarget).
+const (
+	FetchRandom = "random" // any message of INBOX, uniformly: a client reading old mail
+	FetchRecent = "recent" // one of the newest messages of INBOX: a client opening new mail
+)
+
 // StepCommand asks every producer to offer one step of load. It is JSON that an
 // operator can type:
 //
@@ -61,8 +67,13 @@ type StepCommand struct {
 	// by, instead of the live producers each one sees in the registry.
 	Producers int `json:"producers,omitempty"`
 	// Mix overrides the workload: relative weights of scheduled commands by
-	// phase name ("list", "select", "fetch", "store", "append", "logout").
+	// phase name ("list", "select", "fetch", "store", "append", "logout",
+	// and the client commands "status", "search_date", "search_header",
+	// "body", "copy", "move", "expunge", "noop", "idle"; see Phase).
 	Mix map[string]float64 `json:"mix,omitempty"`
+	// FetchTarget is FetchRandom (default) or FetchRecent: which messages the
+	// fetch and body phases read.
+	FetchTarget string `json:"fetch_target,omitempty"`
 	// Arrival is "constant" (default) or "poisson".
 	Arrival string `json:"arrival,omitempty"`
 	// Script, when set, fixes the shape of every session instead of drawing
@@ -195,6 +206,9 @@ func (c StepCommand) Validate() error {
 	if c.Arrival != "" && c.Arrival != ArrivalConstant && c.Arrival != ArrivalPoisson {
 		bad("arrival: %q, want %q or %q", c.Arrival, ArrivalConstant, ArrivalPoisson)
 	}
+	if c.FetchTarget != "" && c.FetchTarget != FetchRandom && c.FetchTarget != FetchRecent {
+		bad("fetch_target: %q, want %q or %q", c.FetchTarget, FetchRandom, FetchRecent)
+	}
 	if c.Mix != nil {
 		if err := ValidateMix(c.Mix); err != nil {
 			bad("mix: %v", err)
@@ -282,6 +296,14 @@ func (c StepCommand) WarmupOrDefault() time.Duration {
 		return c.Warmup.D()
 	}
 	return min(c.StaggerOrDefault()+time.Second, c.Duration.D()/2)
+}
+
+// FetchTargetOrDefault is c.FetchTarget, or FetchRandom.
+func (c StepCommand) FetchTargetOrDefault() string {
+	if c.FetchTarget == "" {
+		return FetchRandom
+	}
+	return c.FetchTarget
 }
 
 // ArrivalOrDefault is c.Arrival, or ArrivalConstant.

@@ -63,6 +63,9 @@ func TestParseStepCommand(t *testing.T) {
 		{name: "largest step, rate and duration", in: `{"run":"r1","step":1000000,"rate":1e7,"duration":"24h"}`},
 		{name: "explicit zero warmup", in: step(`"warmup":"0s"`)},
 		{name: "null mix means default", in: step(`"mix":null`)},
+		{name: "client commands in the mix", in: step(`"mix":{"status":1,"search_date":1,"search_header":1,"body":1,"copy":1,"move":1,"expunge":1,"noop":1,"idle":1}`)},
+		{name: "fetch target recent", in: step(`"fetch_target":"recent"`)},
+		{name: "fetch target random", in: step(`"fetch_target":"random"`)},
 
 		{name: "missing run", in: `{"step":1,"rate":1000,"duration":"30s"}`, wantErr: "run: missing"},
 		{name: "run with a dot", in: `{"run":"r.1","step":1,"rate":1000,"duration":"30s"}`, wantErr: "run: messages: invalid name"},
@@ -110,6 +113,8 @@ func TestParseStepCommand(t *testing.T) {
 		{name: "all-zero mix", in: step(`"mix":{"fetch":0,"list":0}`), wantErr: "no positive weight"},
 		{name: "empty mix", in: step(`"mix":{}`), wantErr: "no positive weight"},
 		{name: "bad arrival", in: step(`"arrival":"burst"`), wantErr: `arrival: "burst"`},
+		{name: "unknown fetch target", in: step(`"fetch_target":"oldest"`), wantErr: `fetch_target: "oldest", want "random" or "recent"`},
+		{name: "fetch target in capitals", in: step(`"fetch_target":"Recent"`), wantErr: `fetch_target: "Recent"`},
 		{name: "arrival in capitals", in: step(`"arrival":"Poisson"`), wantErr: `arrival: "Poisson"`},
 	}
 	for _, tt := range tests {
@@ -136,7 +141,7 @@ func TestParseStepCommand(t *testing.T) {
 
 func TestParseStepCommandReportsEveryProblem(t *testing.T) {
 	in := `{"run":"a b","step":0,"rate":-1,"duration":"48h","warmup":"-1s","stagger":"2h",` +
-		`"producer_rate":-1,"producers":-1,"mix":{"dial":1,"nope":1,"fetch":-1},"arrival":"burst"}`
+		`"producer_rate":-1,"producers":-1,"mix":{"dial":1,"nope":1,"fetch":-1},"arrival":"burst","fetch_target":"oldest"}`
 	_, err := messages.ParseStepCommand([]byte(in))
 	if !errors.Is(err, messages.ErrInvalidStep) {
 		t.Fatalf("ParseStepCommand() error = %v, want errors.Is ErrInvalidStep", err)
@@ -145,6 +150,7 @@ func TestParseStepCommandReportsEveryProblem(t *testing.T) {
 		"run: messages: invalid name", "step: 0", "rate: -1", "duration: 48h0m0s is longer",
 		"warmup: -1s is negative", "stagger: 2h0m0s is longer", "producer_rate: -1", "producers: -1",
 		`"dial" is session set-up`, `unknown phase: "nope"`, `"fetch" weight -1`, `arrival: "burst"`,
+		`fetch_target: "oldest"`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseStepCommand() error does not mention %q:\n%v", want, err)

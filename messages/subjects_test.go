@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -142,7 +143,8 @@ func TestValidName(t *testing.T) {
 }
 
 func TestPhaseNames(t *testing.T) {
-	want := []string{"dial", "login", "list", "select", "fetch", "store", "append", "logout"}
+	want := []string{"dial", "login", "list", "select", "fetch", "store", "append",
+		"status", "search_date", "search_header", "body", "copy", "move", "expunge", "noop", "idle", "logout"}
 	ps := messages.Phases()
 	if len(ps) != messages.NumPhases || len(ps) != len(want) {
 		t.Fatalf("Phases() has %d phases, NumPhases = %d, want %d", len(ps), messages.NumPhases, len(want))
@@ -153,12 +155,19 @@ func TestPhaseNames(t *testing.T) {
 		}
 	}
 	consts := []messages.Phase{messages.Dial, messages.Login, messages.List, messages.Select,
-		messages.Fetch, messages.Store, messages.Append, messages.Logout}
+		messages.Fetch, messages.Store, messages.Append, messages.Status, messages.SearchDate, messages.SearchHeader,
+		messages.Body, messages.Copy, messages.Move, messages.Expunge, messages.Noop, messages.Idle, messages.Logout}
 	if !slices.Equal(ps, consts) {
 		t.Errorf("Phases() = %v, want the constants in session order %v", ps, consts)
 	}
-	if bad := messages.Phase(messages.NumPhases); bad.Valid() || bad.String() != "phase(8)" {
-		t.Errorf("Phase(8) valid %v, String() = %q; want invalid \"phase(8)\"", bad.Valid(), bad)
+	for _, p := range ps {
+		if n := len(p.String()); n > 16 || strings.ToLower(p.String()) != p.String() {
+			t.Errorf("phase %q: %d bytes, want lower case and at most 16 (the wire's bound)", p, n)
+		}
+	}
+	bad := messages.Phase(messages.NumPhases)
+	if want := fmt.Sprintf("phase(%d)", messages.NumPhases); bad.Valid() || bad.String() != want {
+		t.Errorf("Phase(%d) valid %v, String() = %q; want invalid %q", messages.NumPhases, bad.Valid(), bad, want)
 	}
 }
 
@@ -175,9 +184,11 @@ func TestParsePhase(t *testing.T) {
 		{name: "logout", in: "logout", want: messages.Logout},
 		{name: "empty", in: "", wantErr: messages.ErrUnknownPhase},
 		{name: "upper case", in: "LOGIN", wantErr: messages.ErrUnknownPhase},
-		{name: "unknown", in: "idle", wantErr: messages.ErrUnknownPhase},
+		{name: "idle", in: "idle", want: messages.Idle},
+		{name: "search_header", in: "search_header", want: messages.SearchHeader},
+		{name: "unknown", in: "delete", wantErr: messages.ErrUnknownPhase},
 		{name: "padded", in: " fetch", wantErr: messages.ErrUnknownPhase},
-		{name: "formatted invalid phase", in: "phase(8)", wantErr: messages.ErrUnknownPhase},
+		{name: "formatted invalid phase", in: "phase(17)", wantErr: messages.ErrUnknownPhase},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,6 +213,8 @@ func TestPhaseScheduled(t *testing.T) {
 		{messages.Dial, false}, {messages.Login, false},
 		{messages.List, true}, {messages.Select, true}, {messages.Fetch, true},
 		{messages.Store, true}, {messages.Append, true}, {messages.Logout, true},
+		{messages.Status, true}, {messages.SearchDate, true}, {messages.SearchHeader, true}, {messages.Body, true},
+		{messages.Copy, true}, {messages.Move, true}, {messages.Expunge, true}, {messages.Noop, true}, {messages.Idle, true},
 		{messages.Phase(messages.NumPhases), false}, {messages.Phase(255), false},
 	}
 	for _, tt := range tests {
@@ -211,11 +224,16 @@ func TestPhaseScheduled(t *testing.T) {
 			}
 		})
 	}
-	// The default mix names exactly the scheduled phases.
-	for _, p := range messages.Phases() {
-		if _, ok := messages.DefaultMix()[p.String()]; ok != p.Scheduled() {
-			t.Errorf("DefaultMix() has %q: %v, but %v.Scheduled() = %v", p, ok, p, p.Scheduled())
+	// The default mix names scheduled phases only, and the same ones as
+	// before the client commands (status … idle) came: those run when a
+	// step's mix names them.
+	for name := range messages.DefaultMix() {
+		if p, err := messages.ParsePhase(name); err != nil || !p.Scheduled() {
+			t.Errorf("DefaultMix() has %q: ParsePhase = %v, %v; want a scheduled phase", name, p, err)
 		}
+	}
+	if got, want := slices.Sorted(maps.Keys(messages.DefaultMix())), []string{"append", "fetch", "list", "logout", "select", "store"}; !slices.Equal(got, want) {
+		t.Errorf("DefaultMix() names %v, want %v", got, want)
 	}
 }
 
@@ -237,12 +255,12 @@ func TestPhaseJSON(t *testing.T) {
 		t.Errorf("json.Unmarshal(%s) = %+v, %v; want %+v", out, back, err, in)
 	}
 
-	if _, err := json.Marshal(messages.Phase(9)); !errors.Is(err, messages.ErrUnknownPhase) {
-		t.Errorf("json.Marshal(Phase(9)) error = %v, want ErrUnknownPhase", err)
+	if _, err := json.Marshal(messages.Phase(messages.NumPhases)); !errors.Is(err, messages.ErrUnknownPhase) {
+		t.Errorf("json.Marshal(Phase(NumPhases)) error = %v, want ErrUnknownPhase", err)
 	}
 	var p messages.Phase
-	if err := json.Unmarshal([]byte(`"idle"`), &p); !errors.Is(err, messages.ErrUnknownPhase) {
-		t.Errorf("json.Unmarshal(\"idle\") error = %v, want ErrUnknownPhase", err)
+	if err := json.Unmarshal([]byte(`"delete"`), &p); !errors.Is(err, messages.ErrUnknownPhase) {
+		t.Errorf("json.Unmarshal(\"delete\") error = %v, want ErrUnknownPhase", err)
 	}
 	if err := json.Unmarshal([]byte(`4`), &p); err == nil {
 		t.Errorf("json.Unmarshal(4) = %v, want an error: phases are names", p)

@@ -2,8 +2,6 @@ package producer
 
 import (
 	"bytes"
-	"fmt"
-	"slices"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -13,10 +11,8 @@ import (
 
 // The scheduled commands, one function each (RFC 9051 section in brackets).
 
-const (
-	knownUIDs   = 64 // UIDs a session remembers for FETCH and STORE
-	verifyEvery = 10 // about one APPEND in verifyEvery is fetched back and compared
-)
+// verifyEvery: about one APPEND in verifyEvery is fetched back and compared.
+const verifyEvery = 10
 
 // Items of a scheduled FETCH: what a mail client lists and opens.
 // The header fields are those a desktop client (Thunderbird) asks for to list
@@ -35,17 +31,35 @@ var bodyOptions = &imap.FetchOptions{
 	UID: true, BodySection: []*imap.FetchItemBodySection{{Peek: true}},
 }
 
-// serve runs one scheduled command and records it. A FETCH or STORE on a
-// session with no mailbox selected first selects INBOX again (reselect).
-// After a LOGOUT, or when the command broke the connection, the session is
-// disconnected; the run loop reconnects it.
+// outcome is what a command leaves to serve: an APPEND's new UID (0 if the
+// server did not say) and bytes, for the integrity check; and for a command
+// whose figure is not its own round trip (IDLE's push latency), the moments
+// its measured time starts and ends.
+type outcome struct {
+	uid      imap.UID
+	raw      []byte
+	from, to time.Time
+}
+
+// serve runs one scheduled command and records it. A command that needs a
+// selected mailbox, on a session with none, first selects INBOX again
+// (reselect); a COPY or MOVE first makes sure imapload's own mailbox exists
+// (prepare). After a LOGOUT, or when the command broke the connection, the
+// session is disconnected; the run loop reconnects it.
 func (s *session) serve(j job) {
 	if needsMailbox(j.phase) && !s.selected && !s.reselect(j) {
 		return
 	}
+	if !s.prepare(j) {
+		return
+	}
 	sent := time.Now()
-	uid, raw, err := s.command(j.phase)
-	s.env.scheduled(j, sent, time.Now(), err)
+	out, err := s.command(j.phase)
+	end := time.Now()
+	if !out.from.IsZero() {
+		sent, end = out.from, out.to
+	}
+	s.env.scheduled(j, sent, end, err)
 	switch {
 	case j.phase == messages.Logout:
 		s.disconnect()
@@ -54,13 +68,34 @@ func (s *session) serve(j job) {
 		}
 	case s.closed():
 		s.lost()
-	case raw != nil && uid != 0 && s.selected && s.rng.IntN(verifyEvery) == 0:
-		s.verify(j, uid, raw)
+	case out.raw != nil:
+		s.check(j, out)
+	case err == nil && (j.phase == messages.Copy || j.phase == messages.Move):
+		s.trim()
+	}
+}
+
+// check runs the integrity check of about one APPEND in verifyEvery, and
+// counts an APPEND whose UID the server did not say (no UIDPLUS) as one no
+// check could address.
+func (s *session) check(j job, out outcome) {
+	switch {
+	case out.uid == 0:
+		s.env.uncheckable(j)
+	case s.selected && s.rng.IntN(verifyEvery) == 0:
+		s.verify(j, out.uid, out.raw)
 	}
 }
 
 // needsMailbox reports whether phase p is only valid in the selected state.
-func needsMailbox(p messages.Phase) bool { return p == messages.Fetch || p == messages.Store }
+func needsMailbox(p messages.Phase) bool {
+	switch p {
+	case messages.Fetch, messages.Store, messages.Body, messages.SearchDate, messages.SearchHeader,
+		messages.Copy, messages.Move, messages.Expunge, messages.Idle:
+		return true
+	}
+	return false
+}
 
 // reselect selects INBOX again for j, a FETCH or STORE that came to a
 // session whose last SELECT failed: sent now, j would only earn a BAD from
@@ -80,35 +115,47 @@ func (s *session) reselect(j job) bool {
 	return false
 }
 
-// command runs phase p within the operation timeout. For an APPEND it also
-// returns the new message's UID (0 if the server did not say) and bytes.
-func (s *session) command(p messages.Phase) (imap.UID, []byte, error) {
-	var uid imap.UID
-	var raw []byte
-	var op func() error
+// command runs phase p within the operation timeout.
+func (s *session) command(p messages.Phase) (outcome, error) {
 	switch p {
-	case messages.List:
-		op = s.list
-	case messages.Select:
-		op = s.selectInbox
-	case messages.Fetch:
-		op = s.fetch
-	case messages.Store:
-		op = s.store
 	case messages.Append:
-		op = func() (err error) { uid, raw, err = s.append(); return err }
-	case messages.Logout:
-		op = func() error { return s.c.Logout().Wait() }
-	default:
-		return 0, nil, fmt.Errorf("%w: phase %v", errNotScheduled, p)
+		return s.appendCommand()
+	case messages.Idle:
+		return s.idleCommand()
 	}
-	err := s.guard(s.env.cfg.OpTimeout, op)
-	return uid, raw, blame(err)
+	// A closure, not a method value: it stays on the stack.
+	return outcome{}, blame(s.guard(s.env.cfg.OpTimeout, func() error { return s.send(p) }))
 }
 
-// list is LIST "" "*" [§6.3.9].
+// appendCommand is append within the operation timeout. (Apart from
+// command, so that the other commands' outcome does not escape to the heap.)
+func (s *session) appendCommand() (out outcome, err error) {
+	err = s.guard(s.env.cfg.OpTimeout, func() (err error) { out.uid, out.raw, err = s.append(); return err })
+	return out, blame(err)
+}
+
+// send sends the command of phase p (not APPEND or IDLE, see command).
+func (s *session) send(p messages.Phase) error {
+	switch p {
+	case messages.List:
+		return s.list()
+	case messages.Select:
+		return s.selectInbox()
+	case messages.Fetch:
+		return s.fetch()
+	case messages.Store:
+		return s.store()
+	case messages.Logout:
+		return s.c.Logout().Wait()
+	}
+	return s.runClient(p)
+}
+
+// list is LIST "" "*" [§6.3.9]. The session remembers a few of the
+// mailboxes listed, for STATUS.
 func (s *session) list() error {
-	_, err := s.c.List("", "*", nil).Collect()
+	boxes, err := s.c.List("", "*", nil).Collect()
+	s.noteFolders(boxes)
 	return err
 }
 
@@ -130,9 +177,10 @@ func (s *session) selectInbox() error {
 
 // fetch is FETCH of one message's flags, size, listing headers and body, without setting
 // \Seen (BODY.PEEK[]) [§6.4.5]: by UID when the session knows some, else by
-// a random sequence number of the selected INBOX.
+// a random sequence number of the selected INBOX (see fetchTarget for the
+// step's fetch_target).
 func (s *session) fetch() error {
-	set, uid, ok := s.target()
+	set, uid, ok := s.fetchTarget(false)
 	if !ok {
 		return errEmptyMailbox
 	}
@@ -144,7 +192,7 @@ func (s *session) fetch() error {
 		s.forget(uid) // expunged meanwhile, by another session
 	}
 	for _, m := range msgs {
-		s.learn(m.UID)
+		s.learn(m.UID, m.RFC822Size)
 	}
 	return nil
 }
@@ -159,25 +207,19 @@ func (s *session) store() error {
 	return s.c.Store(set, flags, nil).Close()
 }
 
-// append is APPEND of a small generated message to INBOX [§6.3.12]; the UID
-// comes from the APPENDUID response code (RFC 4315, part of IMAP4rev2).
+// append is APPEND of a small generated message to INBOX [§6.3.12] (see
+// appendTo); the message is imapload's own.
 func (s *session) append() (imap.UID, []byte, error) {
+	uid, raw, err := appendTo(s.c, s.newMessage())
+	s.learn(uid, int64(len(raw)))
+	s.appended(uid)
+	return uid, raw, err
+}
+
+// newMessage is the session's next generated message.
+func (s *session) newMessage() []byte {
 	s.appends++
-	raw := newMessage(s.env.pool.account(s.acct).User, s.env.cfg.ID, s.appends, time.Now(), s.rng)
-	cmd := s.c.Append("INBOX", int64(len(raw)), nil)
-	if _, err := cmd.Write(raw); err != nil {
-		cmd.Close()
-		return 0, nil, err
-	}
-	if err := cmd.Close(); err != nil {
-		return 0, nil, err
-	}
-	data, err := cmd.Wait()
-	if err != nil {
-		return 0, nil, err
-	}
-	s.learn(data.UID)
-	return data.UID, raw, nil
+	return newMessage(s.env.pool.account(s.acct).User, s.env.cfg.ID, s.appends, time.Now(), s.rng)
 }
 
 // verify fetches an appended message back and compares it byte for byte. It
@@ -196,43 +238,8 @@ func (s *session) verify(j job, uid imap.UID, raw []byte) {
 		return nil
 	})
 	s.env.unscheduled(messages.Fetch, j.intended, start, time.Now(), err)
+	s.env.checked(j, err)
 	if s.closed() {
 		s.lost()
-	}
-}
-
-// target picks the message of a FETCH or STORE: a random remembered UID, or
-// else a random sequence number. uid is the UID picked, 0 for a sequence
-// number; ok is false when INBOX is empty.
-func (s *session) target() (set imap.NumSet, uid imap.UID, ok bool) {
-	if len(s.uids) > 0 {
-		uid = s.uids[s.rng.IntN(len(s.uids))]
-		return imap.UIDSetNum(uid), uid, true
-	}
-	n := s.exists.Load()
-	if n <= 0 {
-		return nil, 0, false
-	}
-	return imap.SeqSetNum(1 + uint32(s.rng.Int64N(n))), 0, true
-}
-
-// learn remembers uid, forgetting the oldest beyond knownUIDs.
-func (s *session) learn(uid imap.UID) {
-	if uid == 0 || slices.Contains(s.uids, uid) {
-		return
-	}
-	if len(s.uids) >= knownUIDs {
-		copy(s.uids, s.uids[1:])
-		s.uids = s.uids[:len(s.uids)-1]
-	}
-	s.uids = append(s.uids, uid)
-}
-
-func (s *session) forget(uid imap.UID) {
-	for i, u := range s.uids {
-		if u == uid {
-			s.uids = append(s.uids[:i], s.uids[i+1:]...)
-			return
-		}
 	}
 }

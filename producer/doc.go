@@ -94,7 +94,36 @@
 // message (§6.3.12; its UID from APPENDUID, RFC 4315) and LOGOUT (§6.1.3),
 // after which the session reconnects. About one APPEND in ten is fetched back
 // at once and compared byte for byte; a mismatch or a missing message is an
-// error of kind "integrity" in phase fetch. Every operation runs under
+// error of kind "integrity" in phase fetch; the checks run and failed are
+// counted in each batch (messages.Checks), and an APPEND the server names no
+// UID for (no UIDPLUS) is counted as one no check could address, so a
+// report says when checks were disabled. A step's fetch_target pins FETCH and
+// the body FETCH to the newest messages of INBOX ("recent") instead of
+// random ones.
+//
+// # Client commands
+//
+// When a step's mix names them, sessions also send what mail clients send
+// beside listing and reading, each its own phase: STATUS (MESSAGES UIDNEXT
+// UNSEEN) of a listed folder or INBOX (§6.3.11, phase status); UID SEARCH
+// SINCE a date 1–30 days back (§6.4.4, search_date) and UID SEARCH HEADER
+// Subject or From a word (search_header); UID FETCH BODY.PEEK[] of a whole
+// message, the largest known of three random picks, read as it streams
+// (body); UID COPY of a message to imapload's own mailbox "imapload-copies",
+// created on demand (§6.4.7, copy); UID MOVE there of a message the session
+// appended (RFC 6851, move); STORE +FLAGS.SILENT (\Deleted) and UID EXPUNGE
+// of a message the session appended (RFC 4315, expunge); NOOP (§6.1.2,
+// noop); and IDLE (RFC 2177, idle), whose figure is push latency: from the
+// send of an APPEND on a second connection of the session (same account,
+// dialed when first needed, kept, closed with the session) to the first
+// untagged EXISTS on the idling one, then DONE. MOVE and EXPUNGE touch only
+// mail imapload appended, never seeded or users' mail; every 32 COPYs and
+// MOVEs a session trims imapload-copies back to 100 messages once it holds
+// over 200 (all of it imapload's), unrecorded. A command with nothing to
+// address (an empty INBOX, no message of its own to move or expunge) is not
+// sent and fails with a generator kind.
+//
+// Every operation runs under
 // Options.OpTimeout: on expiry the connection is closed and the operation
 // recorded as an error of kind "timeout". A failed command is a sample, never
 // an error that stops anything. After a failure or a dropped connection a

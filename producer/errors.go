@@ -38,9 +38,21 @@ var (
 	// errIntegrity is an appended message that did not come back byte for
 	// byte (or did not come back at all) when fetched right after the APPEND.
 	errIntegrity = errors.New("integrity")
-	// errEmptyMailbox is a FETCH or STORE scheduled on a session whose INBOX
+	// errEmptyMailbox is a FETCH, STORE, body FETCH or COPY scheduled on a session whose INBOX
 	// holds no message it could address.
 	errEmptyMailbox = errors.New(messages.UnaddressableKind + "INBOX is empty")
+	// errNothingToMove is a MOVE scheduled on a session that has appended
+	// no message it could move: imapload moves only its own mail.
+	errNothingToMove = errors.New(messages.UnaddressableKind + "no message this session appended, to move")
+	// errNothingToExpunge is an EXPUNGE scheduled on a session that has
+	// appended no message it could expunge: imapload deletes only its own mail.
+	errNothingToExpunge = errors.New(messages.UnaddressableKind + "no message this session appended, to expunge")
+	// errNoMove is a MOVE not sent because the server lacks the MOVE
+	// capability (RFC 6851): its fallback could expunge a user's mail.
+	errNoMove = errors.New(messages.GeneratorKind + "not sent: server has no MOVE")
+	// errNoUIDPlus is an EXPUNGE not sent because the server lacks UIDPLUS
+	// (RFC 4315): a plain EXPUNGE could take a user's mail.
+	errNoUIDPlus = errors.New(messages.GeneratorKind + "not sent: server has no UIDPLUS")
 	// errNoFreeAccount means every account already has SessionsPerAccount
 	// sessions; the producer caps Sessions so that it does not happen.
 	errNoFreeAccount = errors.New(messages.GeneratorKind + "no account with a free session slot")

@@ -30,22 +30,25 @@ type sessionEnv struct {
 	rec      *recorder.Recorder
 	pool     *accountPool
 	errs     *firstErrors
-	scripted bool          // each job is a whole session of the step's script
-	open     atomic.Int32  // connected sessions
-	finished chan struct{} // closed when the dispatcher has stopped and closed the queue
+	scripted bool         // each job is a whole session of the step's script
+	open     atomic.Int32 // connected sessions
+	// fetchTarget is the step's messages.FetchRandom or FetchRecent.
+	fetchTarget string
+	finished    chan struct{} // closed when the dispatcher has stopped and closed the queue
 }
 
 // newSessionEnv returns the environment of one step, whose first errors of
 // each kind go to log.
 func newSessionEnv(cfg *config, tl timeline, rec *recorder.Recorder, log *slog.Logger, seed uint64) *sessionEnv {
 	return &sessionEnv{
-		cfg:      cfg,
-		tlsConf:  cfg.clientTLS(),
-		tl:       tl,
-		rec:      rec,
-		pool:     newAccountPool(cfg.Accounts, cfg.SessionsPerAccount, seed),
-		errs:     newFirstErrors(log),
-		finished: make(chan struct{}),
+		cfg:         cfg,
+		tlsConf:     cfg.clientTLS(),
+		tl:          tl,
+		rec:         rec,
+		pool:        newAccountPool(cfg.Accounts, cfg.SessionsPerAccount, seed),
+		errs:        newFirstErrors(log),
+		finished:    make(chan struct{}),
+		fetchTarget: messages.FetchRandom,
 	}
 }
 
@@ -104,6 +107,22 @@ func (e *sessionEnv) fail(p messages.Phase, err error, inWindow bool) {
 		kind, example = e.rec.Describe(err)
 	}
 	e.errs.note(p, kind, example)
+}
+
+// checked records the integrity check of j, an APPEND, if j is in the
+// window; err is the check's failure, nil if it passed.
+func (e *sessionEnv) checked(j job, err error) {
+	if e.tl.inWindow(j.intended) {
+		e.rec.Check(err == nil)
+	}
+}
+
+// uncheckable records j, a successful APPEND in the window, as one no check
+// could address: the server named no UID for it.
+func (e *sessionEnv) uncheckable(j job) {
+	if e.tl.inWindow(j.intended) {
+		e.rec.Unaddressable()
+	}
 }
 
 // drop records a scheduled command that was never sent; for a session of a

@@ -39,7 +39,7 @@ func TestNewMixErrors(t *testing.T) {
 	}{
 		{"empty", map[string]float64{}},
 		{"all zero", map[string]float64{"list": 0}},
-		{"unknown phase", map[string]float64{"idle": 1}},
+		{"unknown phase", map[string]float64{"delete": 1}},
 		{"set-up phase", map[string]float64{"login": 1}},
 		{"negative", map[string]float64{"list": -1, "fetch": 2}},
 	}

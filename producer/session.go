@@ -30,8 +30,14 @@ type session struct {
 	c        *imapclient.Client // nil when disconnected
 	acct     int                // leased account, -1 when disconnected
 	selected bool               // INBOX is selected: FETCH and STORE may be sent
-	uids     []imap.UID         // recently seen UIDs of INBOX, for FETCH and STORE
+	uids     []known            // recently seen messages of INBOX, for FETCH, STORE, body and COPY
+	own      []imap.UID         // messages this session appended to INBOX, for MOVE and EXPUNGE
+	folders  []string           // mailboxes other than INBOX from LIST, for STATUS
+	ownReady bool               // ownMailbox exists (CREATEd on this connection)
+	filed    int                // COPYs and MOVEs since ownMailbox was last trimmed
 	exists   atomic.Int64       // messages in INBOX, from SELECT, EXISTS and EXPUNGE
+	pushed   atomic.Pointer[pushWatch]
+	pusher   *imapclient.Client // the second connection of the idle phase, nil until needed
 	appends  uint64             // messages appended so far
 	failures int                // consecutive failures; > 0 means wait before the next dial
 }
@@ -149,7 +155,7 @@ func (s *session) logIn(ctx context.Context, intended time.Time) error {
 		s.env.pool.release(idx)
 		return err
 	}
-	err := s.setupStep(messages.Login, s.login(s.env.pool.account(idx)))
+	err := s.setupStep(messages.Login, s.login(s.c, s.env.pool.account(idx)))
 	if err != nil {
 		s.disconnect()
 	}
@@ -157,12 +163,12 @@ func (s *session) logIn(ctx context.Context, intended time.Time) error {
 }
 
 // login returns the configured login command (LOGIN or AUTHENTICATE
-// PLAIN) for acct, recorded alike as phase Login.
-func (s *session) login(acct Account) func() error {
+// PLAIN) of acct on c, recorded alike as phase Login.
+func (s *session) login(c *imapclient.Client, acct Account) func() error {
 	if s.env.cfg.Auth == AuthPlain {
-		return func() error { return s.c.Authenticate(sasl.NewPlainClient("", acct.User, acct.Password)) }
+		return func() error { return c.Authenticate(sasl.NewPlainClient("", acct.User, acct.Password)) }
 	}
-	return func() error { return s.c.Login(acct.User, acct.Password).Wait() }
+	return func() error { return c.Login(acct.User, acct.Password).Wait() }
 }
 
 func (s *session) dialStep(ctx context.Context, idx int, intended time.Time) error {
@@ -170,7 +176,7 @@ func (s *session) dialStep(ctx context.Context, idx int, intended time.Time) err
 	if intended.IsZero() {
 		intended = start
 	}
-	c, tlsTime, err := s.dial(ctx)
+	c, tlsTime, err := s.dial(ctx, s.clientOptions())
 	if err != nil && ctx.Err() != nil {
 		return err // the step was stopped, not the server
 	}
@@ -194,15 +200,15 @@ func (s *session) setupStep(p messages.Phase, op func() error) error {
 }
 
 // dial connects (TCP, then TLS if configured, timed apart) and waits for the
-// server greeting, each within the operation timeout.
-func (s *session) dial(ctx context.Context) (*imapclient.Client, time.Duration, error) {
+// server greeting, each within the operation timeout. The client gets opts.
+func (s *session) dial(ctx context.Context, opts *imapclient.Options) (*imapclient.Client, time.Duration, error) {
 	d := net.Dialer{Timeout: s.env.cfg.OpTimeout, LocalAddr: s.env.cfg.localAddr, KeepAlive: -1} // sessions are short; skip keep-alive set-up
 	conn, err := d.DialContext(ctx, "tcp", s.env.cfg.Addr)
 	if err != nil {
 		return nil, 0, err
 	}
 	if s.env.cfg.StartTLS {
-		return s.startTLS(conn)
+		return s.startTLS(conn, opts)
 	}
 	var tlsTime time.Duration
 	if s.env.tlsConf != nil {
@@ -210,7 +216,7 @@ func (s *session) dial(ctx context.Context) (*imapclient.Client, time.Duration, 
 			return nil, 0, err
 		}
 	}
-	c := imapclient.New(guardedConn{conn}, s.clientOptions())
+	c := imapclient.New(guardedConn{conn}, opts)
 	if err := guardClient(c, s.env.cfg.OpTimeout, c.WaitGreeting); err != nil {
 		c.Close()
 		return nil, 0, err
@@ -219,12 +225,14 @@ func (s *session) dial(ctx context.Context) (*imapclient.Client, time.Duration, 
 }
 
 // clientOptions track the INBOX message count from unilateral responses
-// (RFC 9051 §7.4.1 EXPUNGE, §7.3.1 EXISTS), delivered on the reader goroutine.
+// (RFC 9051 §7.4.1 EXPUNGE, §7.3.1 EXISTS), delivered on the reader
+// goroutine, and time an EXISTS for the idle phase.
 func (s *session) clientOptions() *imapclient.Options {
 	return &imapclient.Options{UnilateralDataHandler: &imapclient.UnilateralDataHandler{
 		Mailbox: func(d *imapclient.UnilateralDataMailbox) {
 			if d.NumMessages != nil {
 				s.exists.Store(int64(*d.NumMessages))
+				s.existsSeen()
 			}
 		},
 		Expunge: func(uint32) { s.exists.Add(-1) },
@@ -235,8 +243,7 @@ func (s *session) clientOptions() *imapclient.Options {
 // within the operation timeout; go-imap reads the greeting first. The TLS
 // time it returns covers the STARTTLS exchange and the handshake, which
 // go-imap does as one call.
-func (s *session) startTLS(conn net.Conn) (*imapclient.Client, time.Duration, error) {
-	opts := s.clientOptions()
+func (s *session) startTLS(conn net.Conn, opts *imapclient.Options) (*imapclient.Client, time.Duration, error) {
 	opts.TLSConfig = s.env.tlsConf
 	start := time.Now()
 	var c *imapclient.Client
@@ -287,8 +294,9 @@ func (s *session) disconnect() {
 	s.env.open.Add(-1)
 	s.env.pool.release(s.acct)
 	s.acct = -1
-	s.selected = false
-	s.uids = s.uids[:0]
+	s.closePusher()
+	s.selected, s.ownReady, s.filed = false, false, 0
+	s.uids, s.own, s.folders = s.uids[:0], s.own[:0], s.folders[:0]
 	s.exists.Store(0)
 }
 
@@ -301,14 +309,7 @@ func (s *session) farewell() {
 }
 
 // closed reports whether the connection has gone.
-func (s *session) closed() bool {
-	select {
-	case <-s.c.Closed():
-		return true
-	default:
-		return false
-	}
-}
+func (s *session) closed() bool { return isClosed(s.c) }
 
 // guard runs op on the session's connection within d (see guardClient).
 func (s *session) guard(d time.Duration, op func() error) error { return guardClient(s.c, d, op) }

@@ -99,7 +99,8 @@ func TestSessionVerifiesAppends(t *testing.T) {
 	srv := startTestIMAP(t, nil)
 	env := newTestEnv(t, srv, nil)
 	s := connected(t, env)
-	uid, raw, err := s.command(messages.Append)
+	out, err := s.command(messages.Append)
+	uid, raw := out.uid, out.raw
 	if err != nil || uid == 0 {
 		t.Fatalf("session.command(Append) = uid %d, error %v; want a UID from APPENDUID", uid, err)
 	}

@@ -49,6 +49,7 @@ func (p *Producer) startStep(ctx context.Context, cmd messages.StepCommand, info
 	log := p.log.With("run", cmd.Run, "step", cmd.Step)
 	env := newSessionEnv(p.cfg, tl, rec, log, p.seed)
 	env.scripted = cmd.Script != ""
+	env.fetchTarget = cmd.FetchTargetOrDefault()
 	stepCtx, cancel := context.WithCancel(ctx)
 	st := &stepRun{cmd: cmd, info: info, cfg: p.cfg, log: log, js: p.js, seed: seed, env: env, rec: rec,
 		host: p.host, abort: cancel, pub: newPublisher(p.js, log, p.cfg.PublishRetry, seed), done: make(chan struct{})}

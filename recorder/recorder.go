@@ -61,6 +61,7 @@ type Recorder struct {
 	rng     *rand.Rand
 	phases  [messages.NumPhases]phaseRec
 	dropped uint64
+	checks  messages.Checks
 	sched   uint64
 	done    uint64
 	seq     uint64
@@ -164,6 +165,24 @@ func (r *Recorder) Scheduled(ok bool) {
 	r.mu.Unlock()
 }
 
+// Check notes an integrity check made, ok when the message came back intact.
+func (r *Recorder) Check(ok bool) {
+	r.mu.Lock()
+	r.checks.Run++
+	if !ok {
+		r.checks.Failed++
+	}
+	r.mu.Unlock()
+}
+
+// Unaddressable notes a successful APPEND that no check could address: the
+// server named no UID for it.
+func (r *Recorder) Unaddressable() {
+	r.mu.Lock()
+	r.checks.Unaddressable++
+	r.mu.Unlock()
+}
+
 // Lag notes how late a command was handed on after its intended start.
 func (r *Recorder) Lag(d time.Duration) {
 	if d < 0 {
@@ -188,10 +207,10 @@ func (r *Recorder) Cut(from, to time.Duration, final bool, h messages.Health) *m
 	b := &messages.SampleBatch{
 		Run: r.run, Step: r.step, Producer: r.producer, Seq: r.seq, Final: final,
 		Sent: time.Now().UTC(), From: int64(from), To: int64(to), Info: r.info,
-		Scheduled: r.sched, Completed: r.done,
+		Scheduled: r.sched, Completed: r.done, Checks: r.checks,
 	}
 	r.seq++
-	r.sched, r.done = 0, 0
+	r.sched, r.done, r.checks = 0, 0, messages.Checks{}
 	for i := range r.phases {
 		if ps, ok := r.phases[i].take(messages.Phase(i)); ok {
 			b.Phases = append(b.Phases, ps)

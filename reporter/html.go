@@ -161,6 +161,9 @@ func newHTMLStep(s *messages.StepResult, mark string, threshold float64) htmlSte
 	if len(s.Missing) > 0 {
 		hs.Notes = append(hs.Notes, "missing: "+strings.Join(s.Missing, ", "))
 	}
+	if n := checksNote(s); n != "" {
+		hs.Notes = append(hs.Notes, n)
+	}
 	if errs := sortedErrors(s.Errors); len(errs) > 0 {
 		hs.Notes = append(hs.Notes, "errors: "+errorList(errs))
 	}

@@ -78,6 +78,9 @@ func addStep(t *textTable, s *messages.StepResult, mark string, threshold float6
 	if len(s.Missing) > 0 {
 		t.note("missing: " + strings.Join(s.Missing, ", "))
 	}
+	if n := checksNote(s); n != "" {
+		t.note(n)
+	}
 	if errs := sortedErrors(s.Errors); len(errs) > 0 {
 		t.note("errors: " + errorList(errs))
 	}
@@ -90,6 +93,20 @@ func sessions(s *messages.StepResult) string {
 		return rate(s.SessionRate) + " of " + rate(s.TargetSessionRate)
 	}
 	return rate(s.SessionRate)
+}
+
+// checksNote says what the step's integrity checks found, "" when none ran
+// and nothing kept them from running: "integrity checks: 25 run, 0 failed".
+func checksNote(s *messages.StepResult) string {
+	c := s.Checks
+	if c.Run == 0 && s.ChecksDisabled == "" {
+		return ""
+	}
+	n := fmt.Sprintf("integrity checks: %d run, %d failed", c.Run, c.Failed)
+	if s.ChecksDisabled != "" {
+		n += "; " + s.ChecksDisabled
+	}
+	return n
 }
 
 func phaseCells(name string, p messages.PhaseResult) []string {

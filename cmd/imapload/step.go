@@ -106,14 +106,15 @@ func (s *stepFlags) command() (messages.StepCommand, error) {
 	return c.Normalized(), c.Validate()
 }
 
-// shapeFlags shape every step: warm-up, stagger, mix and arrival (used by
-// step, ramp and demo).
+// shapeFlags shape every step: warm-up, stagger, mix, arrival and fetch
+// target (used by step, ramp and demo).
 type shapeFlags struct {
 	Warmup  time.Duration // --warmup before each window; negative: the contract's default
 	Stagger time.Duration // --stagger of session starts; negative: the contract's default
 	Mix     string        // --mix: workload weights, "" for the producers' default
 	Arrival string        // --arrival: constant or poisson, "" for constant
 	Script  string        // --script: a fixed session shape instead of a mix, "" for none
+	Target  string        // --fetch-target: random or recent, "" for random
 }
 
 func (s *shapeFlags) add(fs *pflag.FlagSet) {
@@ -122,12 +123,13 @@ func (s *shapeFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Mix, "mix", "", "workload weights, e.g. fetch=130,select=100,list=50,store=50,append=10,logout=20")
 	fs.StringVar(&s.Arrival, "arrival", "", "constant (default) or poisson")
 	fs.StringVar(&s.Script, "script", "", `a fixed session shape instead of a mix, e.g. "login select fetch logout": each offered session runs it once`)
+	fs.StringVar(&s.Target, "fetch-target", "", "messages fetch and body read: random (default) or recent")
 }
 
-// apply sets c's warm-up, stagger, mix and arrival; a negative duration
+// apply sets c's warm-up, stagger, mix, arrival and fetch target; a negative duration
 // leaves the contract's default.
 func (s *shapeFlags) apply(c *messages.StepCommand) error {
-	c.Arrival, c.Script = s.Arrival, s.Script
+	c.Arrival, c.Script, c.FetchTarget = s.Arrival, s.Script, s.Target
 	for _, d := range []struct {
 		v   time.Duration
 		dst **messages.Duration

@@ -34,6 +34,7 @@ func TestStepInvalid(t *testing.T) {
 		{name: "zero duration", args: []string{"--run", "r1", "--rate", "10", "--duration", "0s"}, want: "duration: missing or zero", invalid: true},
 		{name: "huge duration", args: []string{"--run", "r1", "--rate", "10", "--duration", "25h"}, want: "longer than", invalid: true},
 		{name: "bad arrival", args: []string{"--run", "r1", "--rate", "10", "--arrival", "burst"}, want: "arrival:", invalid: true},
+		{name: "bad fetch target", args: []string{"--run", "r1", "--rate", "10", "--fetch-target", "oldest"}, want: "fetch_target:", invalid: true},
 		{name: "every problem at once", args: []string{"--run", "", "--rate", "-1", "--step", "0"}, want: "run: missing\nstep: 0", invalid: true},
 		{name: "mix without weight", args: []string{"--run", "r1", "--rate", "10", "--mix", "fetch"}, want: "want name=weight"},
 		{name: "mix unknown phase", args: []string{"--run", "r1", "--rate", "10", "--mix", "bogus=1"}, want: "bogus"},
@@ -81,9 +82,10 @@ func TestStepPublishes(t *testing.T) {
 	}{
 		{
 			name: "flags",
-			args: []string{"--run", "r1", "--step", "3", "--rate", "1000", "--duration", "30s", "--mix", "fetch=130, select=100", "--arrival", "poisson"},
+			args: []string{"--run", "r1", "--step", "3", "--rate", "1000", "--duration", "30s", "--mix", "fetch=130, select=100, idle=5",
+				"--arrival", "poisson", "--fetch-target", "recent"},
 			want: messages.StepCommand{Run: "r1", Step: 3, Rate: 1000, Duration: messages.Duration(30 * time.Second),
-				Mix: map[string]float64{"fetch": 130, "select": 100}, Arrival: "poisson"},
+				Mix: map[string]float64{"fetch": 130, "select": 100, "idle": 5}, Arrival: "poisson", FetchTarget: "recent"},
 		},
 		{
 			name: "environment",
