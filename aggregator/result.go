@@ -33,6 +33,7 @@ func (p *Pool) Result() messages.StepResult {
 		r.SessionRate = float64(p.phases[messages.Login].succeeded) / secs
 	}
 	if p.lim != nil {
+		r.Profile = p.lim.cmd.Profile
 		if sc := p.lim.cmd.ScriptOf(); sc != nil {
 			r.Script = sc.String()
 			r.TargetSessionRate = r.TargetRate / float64(len(sc))

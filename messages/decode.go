@@ -98,11 +98,16 @@ func (r *StepResult) Validate() error {
 		return fmt.Errorf("%w: step %d: revision %d, want ≥ 0", ErrInvalidResult, r.Step, r.Revision)
 	case !(r.SessionRate >= 0) || !(r.TargetSessionRate >= 0):
 		return fmt.Errorf("%w: step %d: sessions/s %v of %v: want ≥ 0", ErrInvalidResult, r.Step, r.SessionRate, r.TargetSessionRate)
+	case len(r.Profile) > maxProfileName:
+		return fmt.Errorf("%w: step %d: profile of %d bytes, at most %d", ErrInvalidResult, r.Step, len(r.Profile), maxProfileName)
 	case len(r.Script) > maxScriptText:
 		return fmt.Errorf("%w: step %d: script of %d bytes, at most %d", ErrInvalidResult, r.Step, len(r.Script), maxScriptText)
 	}
 	return nil
 }
+
+// maxProfileName bounds a result's profile name.
+const maxProfileName = 64
 
 // maxScriptText bounds a result's script: MaxScriptCommands names and LOGIN.
 const maxScriptText = (MaxScriptCommands + 1) * (maxPhaseName + 1)

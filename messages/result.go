@@ -38,6 +38,9 @@ type StepResult struct {
 	// Script is the step's session script (see StepCommand.Script), empty
 	// for a step of commands drawn from a mix.
 	Script string `json:"script,omitempty"`
+	// Profile is the step's named workload (see StepCommand.Profile), empty
+	// for none.
+	Profile string `json:"profile,omitempty"`
 	// Duration is the measurement window.
 	Duration Duration `json:"duration"`
 	// Complete is true when every producer that accepted the step sent its

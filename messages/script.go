@@ -22,7 +22,11 @@ type Script []Phase
 // commas, in any case, e.g. "LOGIN SELECT FETCH LOGOUT". The session set-up
 // (DIAL, LOGIN) may be written at the start, where it always happens; it is
 // not part of the returned script. At least one scheduled command is needed.
+// "imaptest" names ImaptestCycle.
 func ParseScript(s string) (Script, error) {
+	if strings.EqualFold(strings.TrimSpace(s), "imaptest") {
+		s = ImaptestCycle
+	}
 	fields := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
 	var errs []error
 	var sc Script
@@ -75,9 +79,11 @@ func (c StepCommand) ScriptOf() Script {
 	return sc
 }
 
-// normalize fills Rate in from SessionRate: a step offered in sessions per
-// second offers SessionRate × its script's commands per second.
+// normalize fills in what c's profile gives (see Profile), then Rate from
+// SessionRate: a step offered in sessions per second offers SessionRate × its
+// script's commands per second.
 func (c *StepCommand) normalize() {
+	c.applyProfile()
 	if c.SessionRate > 0 && c.Rate == 0 {
 		if sc, err := ParseScript(c.Script); err == nil {
 			c.Rate = c.SessionRate * float64(len(sc))
@@ -85,8 +91,8 @@ func (c *StepCommand) normalize() {
 	}
 }
 
-// Normalized returns c with Rate filled in from SessionRate (see
-// SessionRate); ParseStepCommand does this itself.
+// Normalized returns c with its profile applied and Rate filled in from
+// SessionRate (see SessionRate); ParseStepCommand does this itself.
 func (c StepCommand) Normalized() StepCommand {
 	c.normalize()
 	return c
@@ -94,6 +100,7 @@ func (c StepCommand) Normalized() StepCommand {
 
 // checkScript adds the problems of c's script and session rate.
 func (c StepCommand) checkScript(bad func(string, ...any)) {
+	c.applyProfile()
 	var sc Script
 	if c.Script != "" {
 		var err error

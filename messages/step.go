@@ -87,6 +87,10 @@ type StepCommand struct {
 	// then SessionRate × the script's commands (filled in when the command is
 	// parsed; a Rate that disagrees is an error).
 	SessionRate float64 `json:"session_rate,omitempty"`
+	// Profile names a workload of one kind of client (see Profiles):
+	// "imaptest", "desktop", "mobile" or "webmail". It supplies the mix or the
+	// script, and the fetch target, that the command does not give itself.
+	Profile string `json:"profile,omitempty"`
 }
 
 // ParseStepCommand decodes and validates a step command. Unknown fields,
@@ -194,6 +198,7 @@ func (c StepCommand) Validate() error {
 		bad("rate: %v commands/s, want > 0 and ≤ %g", rate, float64(MaxRate))
 	}
 	c.checkScript(bad)
+	c.checkProfile(bad)
 	checkDuration(bad, "duration", &c.Duration, true, MaxStepDuration)
 	checkDuration(bad, "warmup", c.Warmup, false, MaxWarmup)
 	checkDuration(bad, "stagger", c.Stagger, false, MaxStagger)

@@ -114,6 +114,7 @@ type shapeFlags struct {
 	Mix     string        // --mix: workload weights, "" for the producers' default
 	Arrival string        // --arrival: constant or poisson, "" for constant
 	Script  string        // --script: a fixed session shape instead of a mix, "" for none
+	Profile string        // --profile: a named client workload, "" for none
 	Target  string        // --fetch-target: random or recent, "" for random
 }
 
@@ -122,6 +123,7 @@ func (s *shapeFlags) add(fs *pflag.FlagSet) {
 	derivedDurationVar(fs, &s.Stagger, "stagger", "window over which session starts are spread (default: min(2s, duration/4))")
 	fs.StringVar(&s.Mix, "mix", "", "workload weights, e.g. fetch=130,select=100,list=50,store=50,append=10,logout=20")
 	fs.StringVar(&s.Arrival, "arrival", "", "constant (default) or poisson")
+	fs.StringVar(&s.Profile, "profile", "", "a named client workload: imaptest, desktop, mobile or webmail (README: Profiles); --mix, --script and --fetch-target override its parts")
 	fs.StringVar(&s.Script, "script", "", `a fixed session shape instead of a mix, e.g. "login select fetch logout": each offered session runs it once`)
 	fs.StringVar(&s.Target, "fetch-target", "", "messages fetch and body read: random (default) or recent")
 }
@@ -129,7 +131,7 @@ func (s *shapeFlags) add(fs *pflag.FlagSet) {
 // apply sets c's warm-up, stagger, mix, arrival and fetch target; a negative duration
 // leaves the contract's default.
 func (s *shapeFlags) apply(c *messages.StepCommand) error {
-	c.Arrival, c.Script, c.FetchTarget = s.Arrival, s.Script, s.Target
+	c.Arrival, c.Script, c.FetchTarget, c.Profile = s.Arrival, s.Script, s.Target, s.Profile
 	for _, d := range []struct {
 		v   time.Duration
 		dst **messages.Duration

@@ -1,0 +1,119 @@
+package messages
+
+import (
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Profile is a named workload that means something to a mail operator: the
+// commands one kind of client sends, as a mix or a session script, and
+// whether it holds an IDLE connection per account. A step names it in
+// Profile; what the step gives itself (mix, script, fetch_target,
+// connections) overrides the profile's.
+type Profile struct {
+	// Name is how a step names it.
+	Name string
+	// Doc says what the profile sends per session, for the README and --help.
+	Doc string
+	// Mix draws each command (nil when Script is set).
+	Mix map[string]float64
+	// Script fixes each session's commands ("" when Mix is set).
+	Script string
+	// FetchTarget pins FETCH and body FETCH to "recent" or "random" messages.
+	FetchTarget string
+	// IdlePerAccount holds one IDLE connection per account (see
+	// StepCommand.Connections), as every desktop client does.
+	IdlePerAccount bool
+}
+
+// ImaptestCycle is imaptest's default session with every command it may
+// send: LOGIN, LIST, STATUS, SELECT, FETCH, FETCH2 (a whole body), COPY,
+// STORE, APPEND, DELETE and EXPUNGE (imapload's expunge phase), LOGOUT.
+// imaptest expunges before it appends, any message it flagged; imapload only
+// ever expunges a message it appended itself, so here EXPUNGE follows APPEND
+// and removes the message the session just appended. A step's script may
+// name it as "imaptest".
+const ImaptestCycle = "login list status select fetch body copy store append expunge logout"
+
+var profiles = []Profile{
+	{
+		Name: "imaptest",
+		Doc: "imaptest's default per-session probabilities as weights: per LOGIN, LIST 0.5, STATUS 0.5, SELECT 1, " +
+			"FETCH 1, whole-body FETCH 1, COPY 0.33, STORE 0.5, APPEND 1, LOGOUT 1; imaptest's DELETE and EXPUNGE " +
+			"remove any message, which imapload never does, so they are left out (the imaptest script has them, on " +
+			"the session's own message)",
+		Mix: map[string]float64{"list": 50, "status": 50, "select": 100, "fetch": 100, "body": 100, "copy": 33,
+			"store": 50, "append": 100, "logout": 100},
+	},
+	{
+		Name: "desktop",
+		Doc: "a desktop client (Thunderbird, Outlook): one IDLE connection held per account, and long sessions " +
+			"that poll folders with STATUS, open the newest messages (listing headers, then the whole body) and mark them " +
+			"read; per LOGIN about 30 STATUS, 10 SELECT, 25 FETCH, 15 whole-body FETCH, 10 STORE, 5 NOOP, 3 APPEND, 1 EXPUNGE",
+		Mix: map[string]float64{"status": 30, "select": 10, "fetch": 25, "body": 15, "store": 10, "noop": 5,
+			"append": 3, "expunge": 1, "logout": 1},
+		FetchTarget:    "recent",
+		IdlePerAccount: true,
+	},
+	{
+		Name: "mobile",
+		Doc: "a phone: short sessions, a new LOGIN each time the app wakes, that select INBOX and fetch the " +
+			"newest headers: LOGIN SELECT FETCH FETCH LOGOUT (offer it in sessions/s with session_rate)",
+		Script:      "login select fetch fetch logout",
+		FetchTarget: "recent",
+	},
+	{
+		Name: "webmail",
+		Doc: "a webmail front end on pooled connections: many short commands, folder switches and searches; per " +
+			"LOGIN about 3 SELECT, 6 FETCH, 2 SEARCH by date, 2 SEARCH by header, 2 whole-body FETCH, 2 STORE, " +
+			"1 STATUS, 1 NOOP, and a COPY, MOVE, APPEND or EXPUNGE now and then",
+		Mix: map[string]float64{"select": 15, "fetch": 30, "search_date": 10, "search_header": 10, "body": 10,
+			"store": 10, "status": 5, "noop": 5, "copy": 2, "move": 1, "append": 4, "expunge": 1, "logout": 5},
+	},
+}
+
+// Profiles lists the named profiles, in the order of the README.
+func Profiles() []Profile { return slices.Clone(profiles) }
+
+// ProfileNamed returns the profile called name.
+func ProfileNamed(name string) (Profile, bool) {
+	for _, p := range profiles {
+		if p.Name == name {
+			p.Mix = maps.Clone(p.Mix)
+			return p, true
+		}
+	}
+	return Profile{}, false
+}
+
+// profileNames lists the profiles' names, for errors.
+func profileNames() string {
+	names := make([]string, len(profiles))
+	for i, p := range profiles {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// applyProfile fills in what c leaves to its profile: the mix or script
+// (when c gives neither) and the fetch target.
+func (c *StepCommand) applyProfile() {
+	p, ok := ProfileNamed(c.Profile)
+	if !ok {
+		return
+	}
+	if c.Mix == nil && c.Script == "" {
+		c.Mix, c.Script = p.Mix, p.Script
+	}
+	if c.FetchTarget == "" {
+		c.FetchTarget = p.FetchTarget
+	}
+}
+
+// checkProfile adds the problem of an unknown profile.
+func (c StepCommand) checkProfile(bad func(string, ...any)) {
+	if _, ok := ProfileNamed(c.Profile); c.Profile != "" && !ok {
+		bad("profile: %q, want one of %s", c.Profile, profileNames())
+	}
+}
