@@ -72,6 +72,9 @@ func addStep(t *textTable, s *messages.StepResult, mark string, threshold float6
 			t.note("inconclusive: " + reasonText(rs))
 		}
 	}
+	if s.Profile != "" {
+		t.note("profile: " + s.Profile)
+	}
 	if s.Script != "" {
 		t.note("script: " + s.Script)
 	}
