@@ -7,10 +7,11 @@ import (
 )
 
 // Profile is a named workload that means something to a mail operator: the
-// commands one kind of client sends, as a mix or a session script, and
-// whether it holds an IDLE connection per account. A step names it in
-// Profile; what the step gives itself (mix, script, fetch_target,
-// connections) overrides the profile's.
+// commands one kind of client sends, as a mix or a session script. A step
+// names it in Profile; what the step gives itself (mix, script,
+// fetch_target) overrides the profile's. The IDLE connections a client
+// holds are the step's connections: a profile does not know how many
+// accounts there are.
 type Profile struct {
 	// Name is how a step names it.
 	Name string
@@ -22,9 +23,6 @@ type Profile struct {
 	Script string
 	// FetchTarget pins FETCH and body FETCH to "recent" or "random" messages.
 	FetchTarget string
-	// IdlePerAccount holds one IDLE connection per account (see
-	// StepCommand.Connections), as every desktop client does.
-	IdlePerAccount bool
 }
 
 // ImaptestCycle is imaptest's default session with every command it may
@@ -48,13 +46,13 @@ var profiles = []Profile{
 	},
 	{
 		Name: "desktop",
-		Doc: "a desktop client (Thunderbird, Outlook): one IDLE connection held per account, and long sessions " +
+		Doc: "a desktop client (Thunderbird, Outlook): one IDLE connection held per account (give the step " +
+			"connections = the accounts), and long sessions " +
 			"that poll folders with STATUS, open the newest messages (listing headers, then the whole body) and mark them " +
 			"read; per LOGIN about 30 STATUS, 10 SELECT, 25 FETCH, 15 whole-body FETCH, 10 STORE, 5 NOOP, 3 APPEND, 1 EXPUNGE",
 		Mix: map[string]float64{"status": 30, "select": 10, "fetch": 25, "body": 15, "store": 10, "noop": 5,
 			"append": 3, "expunge": 1, "logout": 1},
-		FetchTarget:    "recent",
-		IdlePerAccount: true,
+		FetchTarget: "recent",
 	},
 	{
 		Name: "mobile",
