@@ -446,7 +446,8 @@ func TestDecodeBatchRejects(t *testing.T) {
 			rawSample(m)["values"] = many(messages.MaxReservoir+1, 1)
 			rawSample(m)["count"] = messages.MaxReservoir + 1
 		}), wantErr: "latencies: 16385 elements, at most 16384"},
-		{name: "nine phases", data: withRaw(func(m map[string]any) { m["phases"] = many(9, rawPhase(m)) }), wantErr: "phases: 9 elements, at most 8"},
+		{name: "one phase too many", data: withRaw(func(m map[string]any) { m["phases"] = many(messages.NumPhases+1, rawPhase(m)) }),
+			wantErr: fmt.Sprintf("phases: %d elements, at most %d", messages.NumPhases+1, messages.NumPhases)},
 		{name: "65 error kinds", data: withRaw(func(m map[string]any) {
 			rawPhase(m)["errors"] = many(messages.MaxErrorKinds+1, map[string]any{"kind": "x", "count": 0})
 		}), wantErr: "errors: 65 elements, at most 64"},
@@ -665,7 +666,7 @@ func TestUnmarshalHostileAllocation(t *testing.T) {
 		data    []byte
 		wantErr string
 	}{
-		{name: "14-byte phases claim", data: hostilePhases, wantErr: "phases: 4294967295 elements, at most 8"},
+		{name: "14-byte phases claim", data: hostilePhases, wantErr: fmt.Sprintf("phases: 4294967295 elements, at most %d", messages.NumPhases)},
 		{name: "2^32 latencies claim", data: hostileLatencies, wantErr: "latencies: 4294967295 elements, at most 16384"},
 		{name: "4 GiB sketch claim", data: hostileSketch, wantErr: "sketch: 4294967295 bytes, at most 65536"},
 		{name: "2^32 error kinds claim", data: cat(0x81, "phases", 0x91, 0x81, "errors", 0xdd, claim4G, 0x80), wantErr: "errors: 4294967295 elements, at most 64"},

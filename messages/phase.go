@@ -22,13 +22,14 @@ const (
 	Store               // STORE (§6.4.6)
 	Append              // APPEND (§6.3.12)
 	Logout              // LOGOUT (§6.1.3)
+	Hold                // a held connection's set-up: dial + LOGIN + SELECT + IDLE accepted (RFC 2177)
 	numPhases
 )
 
 // NumPhases is the number of phases.
 const NumPhases = int(numPhases)
 
-var phaseNames = [numPhases]string{"dial", "login", "list", "select", "fetch", "store", "append", "logout"}
+var phaseNames = [numPhases]string{"dial", "login", "list", "select", "fetch", "store", "append", "logout", "hold"}
 
 // Phases lists every phase in session order.
 func Phases() []Phase {
@@ -52,8 +53,9 @@ func (p Phase) Valid() bool { return p < numPhases }
 
 // Scheduled reports whether the phase is a command the producer schedules at
 // the offered rate (and that delivered throughput counts). Dial and login are
-// session set-up, done when a session (re)connects.
-func (p Phase) Scheduled() bool { return p > Login && p < numPhases }
+// session set-up, done when a session (re)connects; hold is a held
+// connection's set-up, timed apart so that it leaves dial and login alone.
+func (p Phase) Scheduled() bool { return p > Login && p < numPhases && p != Hold }
 
 // ParsePhase returns the phase named name.
 func ParsePhase(name string) (Phase, error) {

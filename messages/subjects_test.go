@@ -142,7 +142,7 @@ func TestValidName(t *testing.T) {
 }
 
 func TestPhaseNames(t *testing.T) {
-	want := []string{"dial", "login", "list", "select", "fetch", "store", "append", "logout"}
+	want := []string{"dial", "login", "list", "select", "fetch", "store", "append", "logout", "hold"}
 	ps := messages.Phases()
 	if len(ps) != messages.NumPhases || len(ps) != len(want) {
 		t.Fatalf("Phases() has %d phases, NumPhases = %d, want %d", len(ps), messages.NumPhases, len(want))
@@ -153,12 +153,17 @@ func TestPhaseNames(t *testing.T) {
 		}
 	}
 	consts := []messages.Phase{messages.Dial, messages.Login, messages.List, messages.Select,
-		messages.Fetch, messages.Store, messages.Append, messages.Logout}
+		messages.Fetch, messages.Store, messages.Append, messages.Logout, messages.Hold}
 	if !slices.Equal(ps, consts) {
 		t.Errorf("Phases() = %v, want the constants in session order %v", ps, consts)
 	}
-	if bad := messages.Phase(messages.NumPhases); bad.Valid() || bad.String() != "phase(8)" {
-		t.Errorf("Phase(8) valid %v, String() = %q; want invalid \"phase(8)\"", bad.Valid(), bad)
+	wantBad := fmt.Sprintf("phase(%d)", messages.NumPhases)
+	if bad := messages.Phase(messages.NumPhases); bad.Valid() || bad.String() != wantBad {
+		t.Errorf("Phase(%d) valid %v, String() = %q; want invalid %q", messages.NumPhases, bad.Valid(), bad, wantBad)
+	}
+	if messages.Hold.Scheduled() || messages.Dial.Scheduled() || !messages.Logout.Scheduled() {
+		t.Errorf("Scheduled(): hold %v, dial %v, logout %v; want false, false, true",
+			messages.Hold.Scheduled(), messages.Dial.Scheduled(), messages.Logout.Scheduled())
 	}
 }
 
