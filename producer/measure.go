@@ -28,6 +28,7 @@ type sessionEnv struct {
 	pool     *accountPool
 	errs     *firstErrors
 	open     atomic.Int32  // connected sessions
+	held     heldCount     // held IDLE connections (hold.go)
 	finished chan struct{} // closed when the dispatcher has stopped and closed the queue
 }
 
