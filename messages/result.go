@@ -275,6 +275,11 @@ type Knee struct {
 	// at most Rate, from Low (the lowest inconclusive rate) up.
 	Low       float64 `json:"low,omitempty"`
 	Uncertain []int   `json:"uncertain_steps,omitempty"`
+	// Connections is the held connections the knee step offered (a
+	// connection ramp's knee); 0 when it held none.
+	Connections int `json:"connections,omitempty"`
+	// Below says what the knee step fell short on (see StepResult.Below).
+	Below string `json:"below,omitempty"`
 }
 
 // StepRef names a step and its rates.
