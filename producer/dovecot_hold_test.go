@@ -7,6 +7,7 @@ import (
 
 	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/producer"
 )
 
 // Shape of the held-connection step against Dovecot: 2,000 IDLE connections
@@ -25,7 +26,7 @@ const (
 // about 2,100 file descriptors; it raises its RLIMIT_NOFILE if it must.
 func TestDovecotHoldsConnections(t *testing.T) {
 	dc := dovecotFromEnv(t)
-	raiseNoFile(t, 3*dovecotHeld)
+	producer.RaiseNoFile(t, 3*dovecotHeld)
 	f := newDovecotFleet(t)
 	o := dc.options(t, "dchold", dc.password, &testkit.Buffer{})
 	o.IdlePeriod = 2 * time.Second // re-IDLE several times in the window

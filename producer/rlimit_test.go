@@ -1,17 +1,17 @@
 //go:build unix
 
-package producer_test
+package producer
 
 import (
 	"syscall"
 	"testing"
 )
 
-// raiseNoFile raises the test process's soft RLIMIT_NOFILE to at least need
+// RaiseNoFile raises the test process's soft RLIMIT_NOFILE to at least need
 // file descriptors (within the hard limit), for tests that hold thousands of
 // connections; the soft limit is put back when the test ends. It fails the
 // test when the hard limit is below need.
-func raiseNoFile(t *testing.T, need uint64) {
+func RaiseNoFile(t testing.TB, need uint64) {
 	t.Helper()
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
