@@ -2,10 +2,12 @@ package producer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/imapload/imapload/messages"
@@ -123,6 +125,9 @@ func (h *holder) setup(ctx context.Context, acct Account) (*idleConn, error) {
 func (h *holder) connect(ctx context.Context, acct Account) (*idleConn, error) {
 	cfg := h.env.cfg
 	c, err := dialIdle(ctx, &h.dialer, cfg.Addr, h.env.tlsConf, cfg.StartTLS, cfg.OpTimeout)
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		return nil, fmt.Errorf("%s%w (raise ulimit -n)", messages.GeneratorKind, err) // ours, not the server's
+	}
 	if err != nil {
 		return nil, err
 	}

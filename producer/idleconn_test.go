@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -140,5 +141,18 @@ func TestIdleConnLine(t *testing.T) {
 	}
 	if _, err := c.line(); err == nil {
 		t.Error("idleConn.line() at EOF: nil error")
+	}
+}
+
+// TestHeldConnectionOutOfFiles: a dial this process cannot make for want of
+// file descriptors is the generator's failure, never the server's.
+func TestHeldConnectionOutOfFiles(t *testing.T) {
+	srv := startTestIMAP(t, nil)
+	env := newTestEnv(t, srv, nil)
+	h := newHolder(env, 1, 1)
+	h.dialer.Control = func(string, string, syscall.RawConn) error { return syscall.EMFILE }
+	_, err := h.setup(context.Background(), env.cfg.Accounts[0])
+	if err == nil || !strings.HasPrefix(err.Error(), messages.GeneratorKind) {
+		t.Fatalf("holder.setup(out of files) error = %v, want one starting %q", err, messages.GeneratorKind)
 	}
 }
