@@ -77,3 +77,26 @@ func TestConnectionRampKnee(t *testing.T) {
 		t.Errorf("MostHeld(a rate ramp) = %+v, want nil", got)
 	}
 }
+
+// TestConnectionKneeNotFailing: at a server's connection limit its refusals
+// of new connections (and of the sessions' logins) are load, not a server
+// that does not answer correctly, since it holds thousands: below, not
+// inconclusive.
+func TestConnectionKneeNotFailing(t *testing.T) {
+	s := clean(2, 100, 0)
+	s.Phases = map[string]messages.PhaseResult{
+		"dial": {Attempted: 59, Succeeded: 59}, "login": {Attempted: 59},
+		"hold": {Attempted: 11894},
+	}
+	s.Errors = []messages.ErrorGroup{{Phase: "hold", Kind: "connection closed by the server", Count: 11894},
+		{Phase: "login", Kind: "unexpected EOF", Count: 59}}
+	s.Connections = &messages.ConnectionsResult{Target: 18000, Offered: 18000, Held: 16330, SetupAttempted: 11894, SetupFailed: 11894}
+	s = stamp(s)
+	if s.Verdict != messages.VerdictBelow || !strings.Contains(s.Below, "new connections failing") {
+		t.Errorf("Stamp() = %q (reasons %v), below %q; want below on new connections failing", s.Verdict, s.Reasons, s.Below)
+	}
+	s.Connections.Held = 0 // nothing held: the server answers no one
+	if s = stamp(s); s.Verdict != messages.VerdictInconclusive || !verdict.Has(s, messages.ReasonFailing) {
+		t.Errorf("Stamp(nothing held) = %q %v, want inconclusive, failing", s.Verdict, s.Reasons)
+	}
+}
