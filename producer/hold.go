@@ -60,7 +60,7 @@ func (h *holder) start(ctx context.Context, wg *sync.WaitGroup, stagger time.Dur
 
 // hold keeps connection k up from at until ctx ends.
 func (h *holder) hold(ctx context.Context, k int, at time.Time) {
-	if !sleepUntil(ctx, at) {
+	if !sleepUntil(ctx, at, nil) {
 		return
 	}
 	var rng *rand.Rand // made at the first failure: most connections never need one
@@ -70,7 +70,7 @@ func (h *holder) hold(ctx context.Context, k int, at time.Time) {
 			if rng == nil {
 				rng = newRand(h.seed, holdStream+uint64(k))
 			}
-			if !sleepUntil(ctx, time.Now().Add(backoff(failures-1, backoffBase, holdBackoffCap, rng.Float64()))) {
+			if !sleepUntil(ctx, time.Now().Add(backoff(failures-1, backoffBase, holdBackoffCap, rng.Float64())), nil) {
 				return
 			}
 		}
@@ -150,18 +150,17 @@ func (h *holder) connect(ctx context.Context, acct Account) (*idleConn, error) {
 	return c, nil
 }
 
-// sleepUntil waits until t; false, at once, when ctx ends first.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
+// sleepUntil waits until t. It returns false, at once, if ctx ends or stop
+// (nil: never) is closed first.
+func sleepUntil(ctx context.Context, t time.Time, stop <-chan struct{}) bool {
+	timer := time.NewTimer(time.Until(t))
 	defer timer.Stop()
 	select {
 	case <-timer.C:
 		return ctx.Err() == nil
 	case <-ctx.Done():
+		return false
+	case <-stop:
 		return false
 	}
 }
