@@ -103,7 +103,9 @@ func (s *session) reconnect(ctx context.Context) bool {
 
 // pause waits until t. It returns false, at once, if ctx ends or the
 // dispatcher has finished.
-func (s *session) pause(ctx context.Context, t time.Time) bool { return sleepUntil(ctx, t, s.env.finished) }
+func (s *session) pause(ctx context.Context, t time.Time) bool {
+	return sleepUntil(ctx, t, s.env.finished)
+}
 
 // connect sets the session up: dial (phase Dial), LOGIN (phase Login) with a
 // leased account, SELECT INBOX (phase Select). Each step is recorded if it
