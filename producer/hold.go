@@ -13,10 +13,14 @@ import (
 	"github.com/imapload/imapload/messages"
 )
 
-// holdBackoffCap caps a held connection's wait before it is set up again:
-// longer than a session's (backoffCap), as a mail client waits, so that a
-// server refusing thousands of connections at its limit is not stormed.
-const holdBackoffCap = 30 * time.Second
+// A held connection's wait before it is set up again starts at a second and
+// grows to half a minute: slower than a session's (backoffBase, backoffCap),
+// as a mail client waits, so that a server refusing thousands of
+// connections at its limit is not stormed by their retries.
+const (
+	holdBackoffBase = time.Second
+	holdBackoffCap  = 30 * time.Second
+)
 
 // holdStream is the random stream of held connection k: holdStream+k, apart
 // from the sessions' (0, 1, …) and the dispatcher's.
@@ -70,7 +74,7 @@ func (h *holder) hold(ctx context.Context, k int, at time.Time) {
 			if rng == nil {
 				rng = newRand(h.seed, holdStream+uint64(k))
 			}
-			if !sleepUntil(ctx, time.Now().Add(backoff(failures-1, backoffBase, holdBackoffCap, rng.Float64())), nil) {
+			if !sleepUntil(ctx, time.Now().Add(backoff(failures-1, holdBackoffBase, holdBackoffCap, rng.Float64())), nil) {
 				return
 			}
 		}
