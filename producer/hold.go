@@ -140,6 +140,8 @@ func (h *holder) connect(ctx context.Context, acct Account) (*idleConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	stop := context.AfterFunc(ctx, c.wake) // the step's end cuts a set-up short
+	defer stop()
 	err = c.login(acct.User, acct.Password, cfg.Auth == AuthPlain)
 	if err == nil {
 		err = c.command("SELECT INBOX")
