@@ -61,6 +61,7 @@ func checkHeld(t *testing.T, bs []*messages.SampleBatch, want int) {
 // window only for those set up in it, here none), and the rate is intact.
 func TestHoldEmbedded(t *testing.T) {
 	const conns = 300
+	producer.RaiseNoFile(t, 4*conns) // both ends in this process
 	f := newFleet(t, &embedded.IMAPOptions{Users: 30})
 	bs := f.holdStep(t, func(o *producer.Options) { o.IdlePeriod = 300 * time.Millisecond },
 		fmt.Sprintf(`"rate":40,"connections":%d,"warmup":"2s","stagger":"1s","duration":"2s"`, conns))
