@@ -68,6 +68,9 @@ func newLimits(cmd messages.StepCommand) limits {
 	l := limits{cmd: cmd, warmup: int64(cmd.WarmupOrDefault()), duration: int64(cmd.Duration.D())}
 	secs := time.Duration(l.warmup + l.duration).Seconds()
 	l.perProd = uint64(boundFactor*cmd.ShareFor(1)*secs) + boundSlack // ≤ 9e12: MaxRate × 25 h × 10
+	// Held connections are set up, and set up again after a drop, beside
+	// the rate: at most once per second each, give or take the backoff.
+	l.perProd += uint64(boundFactor * float64(cmd.ConnectionsFor(1)) * (secs + 1)) // ≤ 9e11
 	return l
 }
 
@@ -82,6 +85,8 @@ func (l *limits) check(b *messages.SampleBatch) error {
 		return reject(ReasonWindow, "%v+%v, command %v+%v", time.Duration(in.Warmup), time.Duration(in.Duration), time.Duration(l.warmup), time.Duration(l.duration))
 	case in.Rate != l.cmd.ShareFor(in.Producers) || (l.cmd.Producers > 0 && in.Producers != l.cmd.Producers):
 		return reject(ReasonShare, "%v of %d producers", in.Rate, in.Producers)
+	case in.Connections != l.cmd.ConnectionsFor(in.Producers):
+		return reject(ReasonShare, "%d connections of %d producers, command %d", in.Connections, in.Producers, l.cmd.ConnectionsFor(in.Producers))
 	case b.From < -l.warmup-int64(earliness) || b.To > l.duration+int64(lateness):
 		return reject(ReasonSpan, "%v to %v", time.Duration(b.From), time.Duration(b.To))
 	case b.Seq > l.perProd || b.Scheduled > l.perProd:

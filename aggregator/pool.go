@@ -43,6 +43,7 @@ type Pool struct {
 	totals totals
 	bins   []messages.SketchBins // scratch: the sketches of the batch being added
 	reject map[string]uint64     // batches refused for disagreeing with the command, by reason
+	conns  int                   // the command's fleet-wide held connections, when it has one
 }
 
 // totals are the step-wide sums and maxima.
@@ -72,6 +73,9 @@ func NewCommandPool(cmd messages.StepCommand, opts *PoolOptions) *Pool {
 	p := NewPool(cmd.Run, cmd.Step, opts)
 	lim := newLimits(cmd)
 	p.lim, p.reject = &lim, map[string]uint64{}
+	if cmd.ProducerConnections == 0 {
+		p.conns = cmd.Connections
+	}
 	p.info = messages.StepInfo{FleetRate: cmd.Rate, Warmup: lim.warmup, Duration: lim.duration}
 	return p
 }
@@ -160,6 +164,7 @@ func (p *Pool) commit(b *messages.SampleBatch, k batchKey) {
 	}
 	pa := p.producer(b.Producer)
 	pa.add(b)
+	pa.held.add(b, p.info.Duration)
 	for i := range b.Phases {
 		p.addPhase(pa, k, &b.Phases[i], p.bins[3*i:3*i+3])
 	}
@@ -233,6 +238,7 @@ type producerAcc struct {
 	health    messages.Health                         // the highest of its batches' figures
 	lagging   messages.Health                         // the same over its saturated batches
 	response  [messages.NumPhases]messages.SketchBins // its response times, per phase
+	held      heldAcc                                 // its held IDLE connections
 }
 
 func (pa *producerAcc) add(b *messages.SampleBatch) {

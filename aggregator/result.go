@@ -55,6 +55,7 @@ func (p *Pool) Result() messages.StepResult {
 	wg.Wait()
 	r.Errors = p.errorGroups()
 	r.Health = p.health()
+	r.Connections = p.connections(p.conns)
 	r.GeneratorSaturated = len(r.Health.SaturatedProducers) > 0
 	verdict.Stamp(&r, verdict.DefaultThreshold)
 	return r

@@ -19,6 +19,8 @@ type batchMetrics struct {
 	errorKinds                                  *prometheus.GaugeVec   // run, step, phase
 	offered, lagP99, lagMax, cpu, sessions, sat *prometheus.GaugeVec   // run, step
 	lost                                        *prometheus.GaugeVec   // run, step
+	held, heldMin, heldTarget                   *prometheus.GaugeVec   // run, step
+	heldDrops                                   *prometheus.CounterVec // run, step
 	cpuLimit                                    prometheus.Gauge
 	seed                                        maphash.Seed
 }
@@ -48,6 +50,10 @@ func newBatchMetrics(reg prometheus.Registerer) *batchMetrics {
 		sessions:   gauge("sessions", "Open IMAP sessions when the last batch was cut.", step),
 		sat:        gauge("saturated", "1 when the generator fell behind its schedule in the last batch.", step),
 		lost:       gauge("lost_batches", "Earlier batches of the step that could not be published.", step),
+		held:       gauge("held_connections", "Held IDLE connections idling when the last batch was cut.", step),
+		heldMin:    gauge("held_connections_min", "Fewest held IDLE connections idling during the last batch's part of the measurement window.", step),
+		heldTarget: gauge("held_connections_target", "Held IDLE connections this producer was asked to hold in the step.", step),
+		heldDrops:  counter("held_drops_total", "Held IDLE connections that broke during the measurement window.", step),
 		cpuLimit: f.NewGauge(prometheus.GaugeOpts{Namespace: "imapload", Subsystem: "producer", Name: "cpu_limit_cores",
 			Help: "The most CPU the process may use, in cores (GOMAXPROCS); 0 when unknown."}),
 		seed: maphash.MakeSeed(),
@@ -56,7 +62,8 @@ func newBatchMetrics(reg prometheus.Registerer) *batchMetrics {
 
 func (b *batchMetrics) stepVecs() []deleter {
 	return []deleter{b.batches, b.scheduled, b.delivered, b.attempted, b.succeeded, b.dropped, b.errors,
-		b.errorKinds, b.offered, b.lagP99, b.lagMax, b.cpu, b.sessions, b.sat, b.lost}
+		b.errorKinds, b.offered, b.lagP99, b.lagMax, b.cpu, b.sessions, b.sat, b.lost,
+		b.held, b.heldMin, b.heldTarget, b.heldDrops}
 }
 
 // ObserveBatch adds a batch the producer cut to the metrics. A nil batch,
@@ -74,6 +81,7 @@ func (m *Metrics) ObserveBatch(sb *messages.SampleBatch) {
 	b.scheduled.WithLabelValues(run, step).Add(float64(sb.Scheduled))
 	b.delivered.WithLabelValues(run, step).Add(float64(sb.Completed))
 	b.offered.WithLabelValues(run, step).Set(sb.Info.Rate)
+	b.heldTarget.WithLabelValues(run, step).Set(float64(sb.Info.Connections))
 	b.observeHealth(run, step, &sb.Health)
 	for i := range sb.Phases {
 		b.observePhase(run, step, st, &sb.Phases[i])
@@ -87,6 +95,9 @@ func (b *batchMetrics) observeHealth(run, step string, h *messages.Health) {
 	b.sessions.WithLabelValues(run, step).Set(float64(h.Sessions))
 	b.sat.WithLabelValues(run, step).Set(flag(h.Saturated))
 	b.lost.WithLabelValues(run, step).Set(float64(h.Lost))
+	b.held.WithLabelValues(run, step).Set(float64(h.Held))
+	b.heldMin.WithLabelValues(run, step).Set(float64(h.HeldMin))
+	b.heldDrops.WithLabelValues(run, step).Add(float64(h.HeldDrops))
 	b.cpuLimit.Set(h.CPULimit)
 }
 

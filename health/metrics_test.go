@@ -68,14 +68,15 @@ func matches(have map[string]string, labels []string) bool {
 func batch(run string, step int, seq uint64) *messages.SampleBatch {
 	return &messages.SampleBatch{
 		Run: run, Step: step, Producer: "p1", Seq: seq,
-		Info:      messages.StepInfo{FleetRate: 300, Rate: 100, Producers: 3},
+		Info:      messages.StepInfo{FleetRate: 300, Rate: 100, Producers: 3, Connections: 500},
 		Scheduled: 100, Completed: 90,
 		Phases: messages.PhaseList{
 			{Phase: messages.Fetch, Attempted: 60, Succeeded: 55, Dropped: 4, Errors: messages.ErrorList{
 				{Kind: "NO [SERVERBUG] internal error", Count: 3}, {Kind: "timeout", Count: 2}}},
 			{Phase: messages.Login, Attempted: 5, Succeeded: 5},
 		},
-		Health: messages.Health{LagP99: 2500, LagMax: 9000, CPU: 0.25, CPULimit: 1, Sessions: 32},
+		Health: messages.Health{LagP99: 2500, LagMax: 9000, CPU: 0.25, CPULimit: 1, Sessions: 32,
+			Held: 498, HeldMin: 495, HeldDrops: 3},
 	}
 }
 
@@ -107,6 +108,10 @@ func TestObserveBatch(t *testing.T) {
 		{"imapload_producer_cpu_cores", step, 0.25},
 		{"imapload_producer_sessions", step, 32},
 		{"imapload_producer_saturated", step, 0},
+		{"imapload_producer_held_connections", step, 498},
+		{"imapload_producer_held_connections_min", step, 495},
+		{"imapload_producer_held_connections_target", step, 500},
+		{"imapload_producer_held_drops_total", step, 6},
 		{"imapload_producer_cpu_limit_cores", nil, 1},
 	}
 	for _, tt := range tests {

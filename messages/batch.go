@@ -104,6 +104,9 @@ type StepInfo struct {
 	// Warmup and Duration are the step's warm-up and measurement window, ns.
 	Warmup   int64 `msgpack:"warmup"`
 	Duration int64 `msgpack:"duration"`
+	// Connections is how many IDLE connections this producer holds in the
+	// step (its share of StepCommand.Connections); 0 when it holds none.
+	Connections int `msgpack:"connections,omitempty"`
 }
 
 // PhaseStats is one phase's measurements in one batch. Only commands whose
@@ -189,6 +192,16 @@ type Health struct {
 	// Stopped is true when the process was stopped and continued (SIGSTOP,
 	// SIGCONT) during the batch: it could not run at all for a while.
 	Stopped bool `msgpack:"stopped"`
+	// Held is the number of held IDLE connections (StepInfo.Connections)
+	// set up and idling when the batch was cut.
+	Held uint32 `msgpack:"held,omitempty"`
+	// HeldMin is the fewest held connections idling at any moment of the
+	// measurement window that this batch covers (Held when the batch lies in
+	// the warm-up).
+	HeldMin uint32 `msgpack:"held_min,omitempty"`
+	// HeldDrops counts held connections that broke (closed by the server,
+	// or failed a re-IDLE) during the measurement window in this batch.
+	HeldDrops uint64 `msgpack:"held_drops,omitempty"`
 }
 
 // PhaseStats returns the entry for p, or nil.

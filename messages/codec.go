@@ -123,6 +123,9 @@ func (s *StepInfo) validate(bad func(string, ...any)) {
 	if !finiteIn(s.FleetRate, 0, MaxRate) || !finiteIn(s.Rate, 0, MaxRate) {
 		bad("info: rates %v/%v out of range", s.FleetRate, s.Rate)
 	}
+	if s.Connections < 0 || s.Connections > MaxConnections {
+		bad("info: connections %d out of range", s.Connections)
+	}
 	if s.Producers < 0 || s.Warmup < 0 || s.Duration < 0 ||
 		s.Warmup > int64(MaxWarmup) || s.Duration > int64(MaxStepDuration) {
 		bad("info: producers %d, warmup %d ns, duration %d ns out of range", s.Producers, s.Warmup, s.Duration)
@@ -138,6 +141,9 @@ func (h *Health) validate(bad func(string, ...any)) {
 	}
 	if wrapped(h.LagP99, h.LagMax, h.Dropped, h.Lost) || h.Sessions > math.MaxInt32 {
 		bad("health: lag %d/%d µs, dropped %d, lost %d, sessions %d out of range", h.LagP99, h.LagMax, h.Dropped, h.Lost, h.Sessions)
+	}
+	if h.Held > MaxConnections || h.HeldMin > h.Held || wrapped(h.HeldDrops) {
+		bad("health: held %d, held min %d, held drops %d out of range", h.Held, h.HeldMin, h.HeldDrops)
 	}
 }
 

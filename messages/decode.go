@@ -173,6 +173,9 @@ func (r *StepReply) Validate() error {
 	if !finiteIn(r.Rate, 0, MaxRate) || r.Producers < 0 {
 		bad("rate %v commands/s, producers %d: out of range", r.Rate, r.Producers)
 	}
+	if r.Connections < 0 || r.Connections > MaxConnections {
+		bad("connections %d: out of range", r.Connections)
+	}
 	if r.Accepted && (r.Error != "" || len(r.Problems) > 0) {
 		bad("accepted with an error: %.80q", r.Error)
 	}

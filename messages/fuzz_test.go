@@ -23,8 +23,14 @@ func FuzzDecodeBatch(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	held := batchOf(f, 2)
+	held.Info.Connections, held.Health.Held, held.Health.HeldMin, held.Health.HeldDrops = 2000, 1990, 1985, 3
+	holding, err := messages.EncodeBatch(held)
+	if err != nil {
+		f.Fatal(err)
+	}
 	for _, seed := range [][]byte{
-		small, small[:len(small)/2], batch0, marshal(f, rawBatch(f)),
+		small, small[:len(small)/2], batch0, holding, marshal(f, rawBatch(f)),
 		hostilePhases, hostileLatencies, hostileSketch, hostileString,
 	} {
 		f.Add(seed)
@@ -61,6 +67,7 @@ func FuzzParseStepCommand(f *testing.F) {
 		step(`"mix":{"dial":1,"nope":-1}`),
 		`{"run":"r","step":1,"duration":"1s","script":"LOGIN select,fetch logout","session_rate":7}`,
 		`{"run":"r","step":1,"duration":"1s","script":"select login","session_rate":1e308}`,
+		step(`"connections":2000,"producer_connections":-1`),
 		`{"run":"a b","step":0,"rate":-1,"duration":"48h","warmup":"-1s"}`,
 		exampleStep + `}`,
 		`{"duration":30}`,

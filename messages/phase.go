@@ -31,6 +31,7 @@ const (
 	Noop                      // NOOP (§6.1.2)
 	Idle                      // push latency: another connection's APPEND to EXISTS on a session in IDLE (RFC 2177, §6.3.13)
 	Logout                    // LOGOUT (§6.1.3)
+	Hold                      // a held connection's set-up: dial + LOGIN + SELECT + IDLE accepted (RFC 2177)
 	numPhases
 )
 
@@ -38,7 +39,7 @@ const (
 const NumPhases = int(numPhases)
 
 var phaseNames = [numPhases]string{"dial", "login", "list", "select", "fetch", "store", "append",
-	"status", "search_date", "search_header", "body", "copy", "move", "expunge", "noop", "idle", "logout"}
+	"status", "search_date", "search_header", "body", "copy", "move", "expunge", "noop", "idle", "logout", "hold"}
 
 // Phases lists every phase in session order.
 func Phases() []Phase {
@@ -62,8 +63,9 @@ func (p Phase) Valid() bool { return p < numPhases }
 
 // Scheduled reports whether the phase is a command the producer schedules at
 // the offered rate (and that delivered throughput counts). Dial and login are
-// session set-up, done when a session (re)connects.
-func (p Phase) Scheduled() bool { return p > Login && p < numPhases }
+// session set-up, done when a session (re)connects; hold is a held
+// connection's set-up, timed apart so that it leaves dial and login alone.
+func (p Phase) Scheduled() bool { return p > Login && p < numPhases && p != Hold }
 
 // ParsePhase returns the phase named name.
 func ParsePhase(name string) (Phase, error) {

@@ -92,6 +92,12 @@ type StepResult struct {
 	AverageP99Fallacy map[string]float64 `json:"average_p99_fallacy,omitempty"`
 	// Health summarises the producers' own health.
 	Health HealthSummary `json:"health"`
+	// Connections is what the step's held IDLE connections did; absent when
+	// the step held none.
+	Connections *ConnectionsResult `json:"connections,omitempty"`
+	// Below says why a below step is below: the command rate, the held
+	// connections, or new connections failing (see package verdict).
+	Below string `json:"below,omitempty"`
 	// Batches counts batches merged; Duplicates, Corrupt and Lost count
 	// batches seen twice, undecodable, and reported lost by producers.
 	Batches    uint64 `json:"batches"`
@@ -289,6 +295,11 @@ type Knee struct {
 	// at most Rate, from Low (the lowest inconclusive rate) up.
 	Low       float64 `json:"low,omitempty"`
 	Uncertain []int   `json:"uncertain_steps,omitempty"`
+	// Connections is the held connections the knee step offered (a
+	// connection ramp's knee); 0 when it held none.
+	Connections int `json:"connections,omitempty"`
+	// Below says what the knee step fell short on (see StepResult.Below).
+	Below string `json:"below,omitempty"`
 }
 
 // StepRef names a step and its rates.
@@ -389,6 +400,10 @@ type RunReport struct {
 	// LastHeld is the last complete, valid step before the knee that held;
 	// null if none did.
 	LastHeld *StepRef `json:"last_held"`
+	// MostHeld is the step that held the most IDLE connections with the
+	// command rate intact (a valid step whose verdict is held); null when no
+	// step held connections.
+	MostHeld *HeldRef `json:"most_held,omitempty"`
 	// Invalid lists inconclusive steps (see StepResult.Reasons): never the
 	// knee nor the last held step.
 	Invalid []int `json:"invalid_steps"`

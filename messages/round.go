@@ -28,6 +28,10 @@ func (r StepResult) Rounded() StepResult {
 		r.AverageP99Fallacy[k] = sig(v, 4)
 	}
 	r.Health.LagP99Max, r.Health.CPUMax = sig(r.Health.LagP99Max, 3), sig(r.Health.CPUMax, 4)
+	if r.Connections != nil {
+		c := *r.Connections
+		r.Connections = &c
+	}
 	return r
 }
 
@@ -47,6 +51,11 @@ func (rep RunReport) Rounded() RunReport {
 		h := *rep.LastHeld
 		h.Rate, h.DeliveredRate = tenth(h.Rate), tenth(h.DeliveredRate)
 		rep.LastHeld = &h
+	}
+	if rep.MostHeld != nil {
+		h := *rep.MostHeld
+		h.Rate = tenth(h.Rate)
+		rep.MostHeld = &h
 	}
 	return rep
 }

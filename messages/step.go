@@ -23,6 +23,7 @@ const (
 	MaxWarmup        = time.Hour      // longest warm-up
 	MaxStagger       = time.Hour      // longest stagger window
 	MaxStepJSONBytes = 64 << 10       // a step command larger than this is refused unread
+	MaxConnections   = 1_000_000      // held connections, fleet-wide or per producer
 )
 
 // Arrival processes a producer can schedule commands with.
@@ -91,6 +92,13 @@ type StepCommand struct {
 	// "imaptest", "desktop", "mobile" or "webmail". It supplies the mix or the
 	// script, and the fetch target, that the command does not give itself.
 	Profile string `json:"profile,omitempty"`
+	// Connections is the fleet-wide number of logged-in connections to hold
+	// open in IDLE (RFC 2177) beside the command rate, divided among
+	// producers as Rate is (see ConnectionsFor). 0 holds none.
+	Connections int `json:"connections,omitempty"`
+	// ProducerConnections, when > 0, overrides the share: every producer
+	// holds this many connections.
+	ProducerConnections int `json:"producer_connections,omitempty"`
 }
 
 // ParseStepCommand decodes and validates a step command. Unknown fields,
@@ -207,6 +215,12 @@ func (c StepCommand) Validate() error {
 	}
 	if c.Producers < 0 || c.Producers > 100_000 {
 		bad("producers: %d, want 0 (unset) or 1..100000", c.Producers)
+	}
+	if c.Connections < 0 || c.Connections > MaxConnections {
+		bad("connections: %d, want 0 (none) up to %d", c.Connections, MaxConnections)
+	}
+	if c.ProducerConnections < 0 || c.ProducerConnections > MaxConnections {
+		bad("producer_connections: %d, want 0 (unset) up to %d", c.ProducerConnections, MaxConnections)
 	}
 	if c.Arrival != "" && c.Arrival != ArrivalConstant && c.Arrival != ArrivalPoisson {
 		bad("arrival: %q, want %q or %q", c.Arrival, ArrivalConstant, ArrivalPoisson)
@@ -335,6 +349,25 @@ func (c StepCommand) ShareFor(live int) float64 {
 	}
 }
 
+// ConnectionsFor is how many connections one producer holds: the explicit
+// ProducerConnections if set; else Connections divided, rounded up, by
+// Producers if set, else by live (at least 1), so that the fleet holds at
+// least Connections.
+func (c StepCommand) ConnectionsFor(live int) int {
+	n := live
+	if c.Producers > 0 {
+		n = c.Producers
+	}
+	switch {
+	case c.ProducerConnections > 0:
+		return c.ProducerConnections
+	case n > 1:
+		return (c.Connections + n - 1) / n
+	default:
+		return c.Connections
+	}
+}
+
 // StepReply is a producer's answer to a step command sent as a request
 // (`nats req imapload.step '…' --replies 0`).
 type StepReply struct {
@@ -354,6 +387,8 @@ type StepReply struct {
 	Rate float64 `json:"rate,omitempty"`
 	// Producers is the number of producers the fleet rate was divided by.
 	Producers int `json:"producers,omitempty"`
+	// Connections is the producer's share of the held connections.
+	Connections int `json:"connections,omitempty"`
 }
 
 // ProducerInfo is a producer's entry in ProducersBucket, re-put as a heartbeat.

@@ -144,7 +144,7 @@ func TestValidName(t *testing.T) {
 
 func TestPhaseNames(t *testing.T) {
 	want := []string{"dial", "login", "list", "select", "fetch", "store", "append",
-		"status", "search_date", "search_header", "body", "copy", "move", "expunge", "noop", "idle", "logout"}
+		"status", "search_date", "search_header", "body", "copy", "move", "expunge", "noop", "idle", "logout", "hold"}
 	ps := messages.Phases()
 	if len(ps) != messages.NumPhases || len(ps) != len(want) {
 		t.Fatalf("Phases() has %d phases, NumPhases = %d, want %d", len(ps), messages.NumPhases, len(want))
@@ -156,7 +156,7 @@ func TestPhaseNames(t *testing.T) {
 	}
 	consts := []messages.Phase{messages.Dial, messages.Login, messages.List, messages.Select,
 		messages.Fetch, messages.Store, messages.Append, messages.Status, messages.SearchDate, messages.SearchHeader,
-		messages.Body, messages.Copy, messages.Move, messages.Expunge, messages.Noop, messages.Idle, messages.Logout}
+		messages.Body, messages.Copy, messages.Move, messages.Expunge, messages.Noop, messages.Idle, messages.Logout, messages.Hold}
 	if !slices.Equal(ps, consts) {
 		t.Errorf("Phases() = %v, want the constants in session order %v", ps, consts)
 	}
@@ -165,9 +165,13 @@ func TestPhaseNames(t *testing.T) {
 			t.Errorf("phase %q: %d bytes, want lower case and at most 16 (the wire's bound)", p, n)
 		}
 	}
-	bad := messages.Phase(messages.NumPhases)
-	if want := fmt.Sprintf("phase(%d)", messages.NumPhases); bad.Valid() || bad.String() != want {
-		t.Errorf("Phase(%d) valid %v, String() = %q; want invalid %q", messages.NumPhases, bad.Valid(), bad, want)
+	wantBad := fmt.Sprintf("phase(%d)", messages.NumPhases)
+	if bad := messages.Phase(messages.NumPhases); bad.Valid() || bad.String() != wantBad {
+		t.Errorf("Phase(%d) valid %v, String() = %q; want invalid %q", messages.NumPhases, bad.Valid(), bad, wantBad)
+	}
+	if messages.Hold.Scheduled() || messages.Dial.Scheduled() || !messages.Logout.Scheduled() {
+		t.Errorf("Scheduled(): hold %v, dial %v, logout %v; want false, false, true",
+			messages.Hold.Scheduled(), messages.Dial.Scheduled(), messages.Logout.Scheduled())
 	}
 }
 

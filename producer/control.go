@@ -63,14 +63,14 @@ func (p *Producer) onStep(ctx context.Context, m *nats.Msg) {
 		return
 	}
 	r := messages.StepReply{Producer: p.cfg.ID, Run: cmd.Run, Step: cmd.Step, Accepted: true,
-		Rate: info.Rate, Producers: info.Producers}
+		Rate: info.Rate, Producers: info.Producers, Connections: info.Connections}
 	p.respond(m, r)
 	p.stopStep()
 	p.cur = p.startStep(ctx, cmd, info)
 	p.last = stepReply{run: cmd.Run, step: cmd.Step, reply: r}
 	p.reg.setStep(cmd.Run, cmd.Step)
 	p.log.Info("producer: step started", "run", cmd.Run, "step", cmd.Step, "rate", info.Rate,
-		"producers", info.Producers, "warmup", time.Duration(info.Warmup), "duration", time.Duration(info.Duration))
+		"producers", info.Producers, "connections", info.Connections, "warmup", time.Duration(info.Warmup), "duration", time.Duration(info.Duration))
 }
 
 // share is the step as this producer runs it: its part of the rate, see
@@ -92,7 +92,7 @@ func (p *Producer) share(ctx context.Context, cmd messages.StepCommand) (message
 		n = live
 	}
 	return messages.StepInfo{
-		FleetRate: cmd.Rate, Rate: cmd.ShareFor(n), Producers: n,
+		FleetRate: cmd.Rate, Rate: cmd.ShareFor(n), Producers: n, Connections: cmd.ConnectionsFor(n),
 		Warmup: int64(cmd.WarmupOrDefault()), Duration: int64(cmd.Duration.D()),
 	}, nil
 }

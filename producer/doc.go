@@ -154,6 +154,25 @@
 // Session starts are spread over the command's stagger window: a per-producer
 // offset (a hash of its id) plus k/n of the window for session k of n.
 //
+// # Held connections (RFC 2177)
+//
+// A step command's connections (messages.StepCommand.Connections, this
+// producer's share in StepInfo.Connections) are held beside the sessions:
+// each logs in (as the sessions do: LOGIN or AUTHENTICATE PLAIN, TLS or
+// STARTTLS), selects INBOX and sends IDLE, started over the stagger window,
+// and idles until the step ends, when it sends DONE and LOGOUT. Every
+// Options.IdlePeriod it sends DONE and IDLE again, as RFC 2177 §3 asks of
+// clients before servers' 30-minute inactivity timeout; one that breaks is
+// set up again after a backoff of 1 s growing to 30 s, with full jitter.
+// Connection k logs in as account k modulo the accounts, outside the
+// sessions' account pool. Their set-up (dial, login, SELECT, IDLE accepted)
+// is phase hold, so that it never mixes with the sessions' dial and login;
+// each batch's health says how many were idling at its cut, the fewest in
+// its part of the window and how many broke. A held connection uses a
+// minimal client of its own (idleconn.go): one goroutine, blocked reading
+// its socket, and no buffer while it idles — go-imap's client costs a
+// reader goroutine and two 4 KiB buffers per connection.
+//
 // Passwords are secrets: they are never logged or published, and they are
 // scrubbed from error samples as a second line of defence.
 package producer

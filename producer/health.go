@@ -209,7 +209,9 @@ func (c *cutter) health(now time.Time) messages.Health {
 	conts := c.conts.count()
 	stopped := conts != c.seen
 	c.seen = conts
+	held, least, drops := c.env.held.cut(now)
 	return messages.Health{
+		Held: held, HeldMin: least, HeldDrops: drops,
 		CPU: c.cpu.read(), CPULimit: float64(runtime.GOMAXPROCS(0)),
 		Sessions: uint32(max(c.env.open.Load(), 0)),
 		RunDelay: hs.runDelay, Pressure: hs.pressure, Throttled: hs.throttled, Stopped: stopped,

@@ -32,6 +32,7 @@ type sessionEnv struct {
 	errs     *firstErrors
 	scripted bool         // each job is a whole session of the step's script
 	open     atomic.Int32 // connected sessions
+	held     heldCount    // held IDLE connections (hold.go)
 	// fetchTarget is the step's messages.FetchRandom or FetchRecent.
 	fetchTarget string
 	finished    chan struct{} // closed when the dispatcher has stopped and closed the queue

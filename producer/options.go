@@ -49,6 +49,11 @@ type Options struct {
 	// command); on expiry it closes the connection and records a timeout
 	// (default 10 s).
 	OpTimeout time.Duration
+	// IdlePeriod is how long a held connection idles before it ends IDLE
+	// with DONE and starts it again (default 25 min; RFC 2177 asks clients
+	// to do so at least every 29 minutes, before servers log them out as
+	// inactive). At most 29 min; tests shorten it.
+	IdlePeriod time.Duration
 	// SaturationLag is the schedule-lag P99 above which a batch says the
 	// producer fell behind its schedule (default 20 ms; see recorder.Options).
 	SaturationLag time.Duration
@@ -93,6 +98,12 @@ const (
 	AuthPlain = "plain" // AUTHENTICATE PLAIN (RFC 9051 §6.2.2, RFC 4616)
 )
 
+// Re-IDLE period of held connections (Options.IdlePeriod).
+const (
+	defaultIdlePeriod = 25 * time.Minute
+	maxIdlePeriod     = 29 * time.Minute
+)
+
 // maxReservoir bounds Options.Reservoir: 8 phases × 2 latency kinds (plus
 // TLS) × 8192 values × at most 5 bytes stays well under 1 MiB.
 const maxReservoir = 8192
@@ -132,6 +143,7 @@ func (c *config) setDefaults() {
 	c.Queue = orInt(c.Queue, 4*c.Sessions)
 	c.OpTimeout = orDuration(c.OpTimeout, 10*time.Second)
 	c.FlushInterval = orDuration(c.FlushInterval, time.Second)
+	c.IdlePeriod = orDuration(c.IdlePeriod, defaultIdlePeriod)
 	c.PublishRetry = orDuration(c.PublishRetry, 2*time.Minute)
 	c.Reservoir = orInt(c.Reservoir, 1024)
 	c.Auth = orString(c.Auth, func() string { return AuthLogin })
@@ -170,13 +182,16 @@ func (c *config) check() error {
 		}
 	}
 	for name, d := range map[string]time.Duration{"OpTimeout": c.OpTimeout, "SaturationLag": c.SaturationLag,
-		"FlushInterval": c.FlushInterval, "Heartbeat": c.Heartbeat, "PublishRetry": c.PublishRetry} {
+		"FlushInterval": c.FlushInterval, "IdlePeriod": c.IdlePeriod, "Heartbeat": c.Heartbeat, "PublishRetry": c.PublishRetry} {
 		if d < 0 {
 			bad("%s: %v is negative", name, d)
 		}
 	}
 	if c.Reservoir > maxReservoir {
 		bad("Reservoir: %d, at most %d so that a batch fits in %d bytes", c.Reservoir, maxReservoir, messages.MaxBatchBytes)
+	}
+	if c.IdlePeriod > maxIdlePeriod {
+		bad("IdlePeriod %v: at most %v (RFC 2177)", c.IdlePeriod, maxIdlePeriod)
 	}
 	if c.Heartbeat >= c.Bus.TTL() {
 		bad("Heartbeat %v: want less than the registry TTL %v", c.Heartbeat, c.Bus.TTL())

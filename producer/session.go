@@ -114,16 +114,7 @@ func (s *session) reconnect(ctx context.Context) bool {
 // pause waits until t. It returns false, at once, if ctx ends or the
 // dispatcher has finished.
 func (s *session) pause(ctx context.Context, t time.Time) bool {
-	timer := time.NewTimer(time.Until(t))
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return ctx.Err() == nil
-	case <-ctx.Done():
-		return false
-	case <-s.env.finished:
-		return false
-	}
+	return sleepUntil(ctx, t, s.env.finished)
 }
 
 // connect sets the session up: dial (phase Dial), LOGIN (phase Login) with a

@@ -93,17 +93,26 @@ func (st *stepRun) offer(ctx context.Context, cut *cutter, out chan<- *messages.
 	queue := make(chan job, st.cfg.Queue)
 	sessCtx, stopSessions := context.WithCancel(ctx)
 	defer stopSessions()
-	var sessions sync.WaitGroup
+	var sessions, held sync.WaitGroup
 	st.startSessions(sessCtx, &sessions, queue)
+	holdCtx, stopHold := context.WithCancel(ctx)
+	defer stopHold()
+	if n := st.info.Connections; n > 0 {
+		newHolder(st.env, n, st.seed).start(holdCtx, &held, st.cmd.StaggerOrDefault())
+		defer st.env.held.unwatch()
+	}
 	flushStop := make(chan struct{})
 	var flusher sync.WaitGroup
 	flusher.Go(func() { st.flush(cut, out, flushStop) })
 	st.dispatcher(queue).run(ctx)
+	st.env.held.endWindow()
+	stopHold() // held connections log out while the sessions drain
 	// Queued and in-flight commands get one operation timeout to finish;
 	// after an abort, only those in flight do.
 	drain := time.AfterFunc(st.cfg.OpTimeout, stopSessions)
 	sessions.Wait()
 	drain.Stop()
+	held.Wait()
 	for j := range queue {
 		st.env.drop(j) // scheduled, never sent
 	}

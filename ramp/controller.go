@@ -99,12 +99,12 @@ func (c *Controller) Run(ctx context.Context) ([]messages.StepResult, error) {
 	defer stop()
 	var done []messages.StepResult
 	for {
-		rate, stop := c.opts.Plan.Next(done)
+		rate, conns, stop := c.opts.Plan.NextStep(done)
 		if stop != "" {
 			c.stopped = stop
 			return done, nil
 		}
-		res, err := c.step(ctx, js, rate, results)
+		res, err := c.step(ctx, js, rate, conns, results)
 		if err != nil {
 			return done, err
 		}
@@ -120,9 +120,12 @@ func (c *Controller) Stopped() string { return c.stopped }
 // by their own number (a producer left, a stale registry entry), the step is
 // re-issued at once under the next step number with that number, so that
 // their shares add up to the target; the first one is stopped by it.
-func (c *Controller) step(ctx context.Context, js jetstream.JetStream, rate float64, results <-chan messages.StepResult) (messages.StepResult, error) {
+func (c *Controller) step(ctx context.Context, js jetstream.JetStream, rate float64, conns int, results <-chan messages.StepResult) (messages.StepResult, error) {
 	cmd := c.opts.Template
 	cmd.Rate = rate
+	if conns > 0 {
+		cmd.Connections = conns
+	}
 	if cmd.Producers == 0 && cmd.ProducerRate == 0 {
 		cmd.Producers = c.liveProducers(ctx, js)
 	}

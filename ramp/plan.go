@@ -43,6 +43,13 @@ type Plan struct {
 	// Refine is how many bisection steps to run between the last step that
 	// held and the knee, after the ramp.
 	Refine int
+	// Connections, when set, makes the plan a connection ramp: step i holds
+	// Connections[i] IDLE connections (fleet-wide, ascending) while offering
+	// the fixed Rate, and the knee is the first step below on the rate or on
+	// the connections (verdict.Below). Rates, Start and Refine are unused.
+	Connections []int
+	// Rate is a connection ramp's fixed command rate (commands/s).
+	Rate float64
 }
 
 // ErrPlan reports impossible plan settings.
@@ -59,7 +66,9 @@ func (p Plan) Validate() error {
 	for _, r := range p.Rates {
 		check(r > 0 && r <= messages.MaxRate, "rate %v: want > 0 and ≤ %g", r, float64(messages.MaxRate))
 	}
-	if len(p.Rates) == 0 {
+	if len(p.Connections) > 0 {
+		p.validateConnections(check)
+	} else if len(p.Rates) == 0 {
 		check(p.Start > 0 && p.Start <= messages.MaxRate, "start %v: want > 0 and ≤ %g", p.Start, float64(messages.MaxRate))
 		check(p.Factor == 0 || p.Factor > 1 && !math.IsInf(p.Factor, 0), "factor %v: want > 1 (rates must rise)", p.Factor)
 		check(p.Max == 0 || p.Max >= p.Start, "max %v: want 0 (none) or ≥ start %v", p.Max, p.Start)
@@ -74,6 +83,43 @@ func (p Plan) Validate() error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s", ErrPlan, strings.Join(bad, "; "))
+}
+
+// validateConnections checks a connection ramp's settings.
+func (p Plan) validateConnections(check func(bool, string, ...any)) {
+	check(p.Rate > 0 && p.Rate <= messages.MaxRate, "connection ramp rate %v: want > 0 and ≤ %g", p.Rate, float64(messages.MaxRate))
+	check(len(p.Rates) == 0, "rates %v: a connection ramp keeps one rate", p.Rates)
+	check(p.Refine == 0, "refine %d: a connection ramp does not bisect", p.Refine)
+	for i, c := range p.Connections {
+		check(c > 0 && c <= messages.MaxConnections, "connections %d: want 1..%d", c, messages.MaxConnections)
+		check(i == 0 || c > p.Connections[i-1], "connections %v: want them rising", p.Connections)
+	}
+}
+
+// NextStep is Next for either kind of plan: the rate of the next step and,
+// for a connection ramp, the connections it holds.
+func (p Plan) NextStep(done []messages.StepResult) (rate float64, conns int, stop string) {
+	if len(p.Connections) == 0 {
+		rate, stop = p.Next(done)
+		return rate, 0, stop
+	}
+	if len(done) >= p.maxSteps() {
+		return 0, 0, fmt.Sprintf("ran the most steps allowed (%d)", p.maxSteps())
+	}
+	if n := len(done); n > 0 && p.verdict(done[n-1]) == messages.VerdictInconclusive {
+		return 0, 0, fmt.Sprintf("step %d at %.0f/s was inconclusive (%s)", done[n-1].Step, done[n-1].TargetRate, codes(done[n-1]))
+	}
+	end := min(len(p.Connections), p.maxSteps())
+	if k := p.firstKnee(done); k >= 0 {
+		end = min(end, k+1+p.AfterKnee)
+		if len(done) >= end {
+			return 0, 0, "the knee was found"
+		}
+	}
+	if len(done) >= end {
+		return 0, 0, "every step held; the plan's connections are done"
+	}
+	return p.Rate, p.Connections[len(done)], ""
 }
 
 func (p Plan) factor() float64 {

@@ -89,7 +89,8 @@ func TestFindKnee(t *testing.T) {
 func TestFindKneeFields(t *testing.T) {
 	steps := kneeSteps([]st{{step: 1, ratio: 1}, {step: 2, ratio: 0.5}})
 	knee, held, _ := FindKnee(steps, 0.8)
-	wantKnee := &messages.Knee{Step: 2, Rate: 2000, DeliveredRate: 1000, Ratio: 0.5, Threshold: 0.8}
+	wantKnee := &messages.Knee{Step: 2, Rate: 2000, DeliveredRate: 1000, Ratio: 0.5, Threshold: 0.8,
+		Below: "command rate: delivered 1000.0 of 2000.0/s (50.0%, under 80%)"}
 	if !reflect.DeepEqual(knee, wantKnee) {
 		t.Errorf("FindKnee() knee = %+v, want %+v", knee, wantKnee)
 	}

@@ -29,6 +29,7 @@ func Build(run string, steps []messages.StepResult, threshold float64, now time.
 		Threshold: threshold,
 		Knee:      knee,
 		LastHeld:  lastHeld,
+		MostHeld:  verdict.MostHeld(sorted, threshold),
 		Invalid:   orEmpty(invalid),
 		Findings:  orEmpty(findings(sorted, knee, threshold)),
 		Steps:     sorted,

@@ -72,6 +72,12 @@ func addStep(t *textTable, s *messages.StepResult, mark string, threshold float6
 			t.note("inconclusive: " + reasonText(rs))
 		}
 	}
+	if c := s.Connections; c != nil {
+		t.note(connectionsText(c))
+		if s.Below != "" {
+			t.note("below on " + s.Below)
+		}
+	}
 	if s.Profile != "" {
 		t.note("profile: " + s.Profile)
 	}
@@ -147,6 +153,10 @@ func writeSummary(b *strings.Builder, r messages.RunReport) {
 	} else {
 		b.WriteString("last held: none\n")
 	}
+	if m := r.MostHeld; m != nil {
+		fmt.Fprintf(b, "most held: step %d held %d IDLE connections (of %d asked) with %s/s intact (ratio %s)\n",
+			m.Step, m.Connections, m.Target, rate(m.Rate), ratio(m.Ratio))
+	}
 	if bad := inconclusiveSteps(r.Steps); len(bad) > 0 {
 		fmt.Fprintf(b, "inconclusive: %s (never the knee nor the last held step; reasons under each)\n", stepsWord(bad))
 	}
@@ -178,6 +188,9 @@ func writeKnee(b *strings.Builder, r messages.RunReport) {
 	case k != nil && k.Low > 0:
 		fmt.Fprintf(b, "knee:      between %s and %s/s: %s; step %d at %s/s offered fell below (%s/s delivered, ratio %s < %s)\n",
 			rate(k.Low), rate(k.Rate), uncertainWords(k.Uncertain), k.Step, rate(k.Rate), rate(k.DeliveredRate), ratio(k.Ratio), ratio(k.Threshold))
+	case k != nil && k.Connections > 0:
+		fmt.Fprintf(b, "knee:      step %d at %d held connections and %s/s offered: below on %s\n",
+			k.Step, k.Connections, rate(k.Rate), k.Below)
 	case k != nil:
 		fmt.Fprintf(b, "knee:      step %d at %s/s offered, %s/s delivered (ratio %s < %s)\n",
 			k.Step, rate(k.Rate), rate(k.DeliveredRate), ratio(k.Ratio), ratio(k.Threshold))
@@ -226,4 +239,10 @@ func writeTopErrors(b *strings.Builder, errs []messages.ErrorGroup) {
 		}
 		b.WriteString("\n")
 	}
+}
+
+// connectionsText is a step's held connections, as a note under it.
+func connectionsText(c *messages.ConnectionsResult) string {
+	return fmt.Sprintf("connections: %d of %d held through the window (%d asked), %d at its end, %d dropped; set-ups %d, %d failed",
+		c.Held, c.Offered, c.Target, c.HeldAtEnd, c.Dropped, c.SetupAttempted, c.SetupFailed)
 }

@@ -28,8 +28,12 @@
 //     address (an empty INBOX) and were never sent.
 //   - failing: more than half of the commands the server was sent failed
 //     (refused, TLS, authentication, NO/BAD), errors imapload itself caused
-//     left out.
+//     left out — unless the step held IDLE connections: a server that kept
+//     them logged in answers correctly, and its refusals are load.
 //
 // Otherwise the step held when delivered/target ≥ the threshold, and is below
-// it when not. Only held and below steps can be the knee or the last held step.
+// it when not. A step holding IDLE connections (RFC 2177) is also below when
+// fewer than threshold × those offered were held through the window, or when
+// more than HoldFailShare of its new ones failed; Below says which. Only held
+// and below steps can be the knee or the last held step.
 package verdict

@@ -45,7 +45,8 @@ func Knee(steps []messages.StepResult, threshold float64) (knee *messages.Knee, 
 }
 
 func kneeOf(s *messages.StepResult, threshold float64, pending []*messages.StepResult) *messages.Knee {
-	k := &messages.Knee{Step: s.Step, Rate: s.TargetRate, DeliveredRate: s.DeliveredRate, Ratio: s.Ratio, Threshold: threshold}
+	k := &messages.Knee{Step: s.Step, Rate: s.TargetRate, DeliveredRate: s.DeliveredRate, Ratio: s.Ratio, Threshold: threshold,
+		Connections: offeredConns(s), Below: Below(*s, threshold)}
 	for _, p := range pending {
 		if p.TargetRate >= s.TargetRate {
 			continue
@@ -59,18 +60,27 @@ func kneeOf(s *messages.StepResult, threshold float64, pending []*messages.StepR
 	return k
 }
 
-// ByRate returns pointers to steps in ascending TargetRate, then Step, order.
+// ByRate returns pointers to steps in ascending TargetRate, then offered held
+// connections (a connection ramp keeps the rate), then Step, order.
 func ByRate(steps []messages.StepResult) []*messages.StepResult {
 	ps := make([]*messages.StepResult, len(steps))
 	for i := range steps {
 		ps[i] = &steps[i]
 	}
 	slices.SortStableFunc(ps, func(a, b *messages.StepResult) int {
-		return cmp.Or(cmp.Compare(a.TargetRate, b.TargetRate), cmp.Compare(a.Step, b.Step))
+		return cmp.Or(cmp.Compare(a.TargetRate, b.TargetRate), cmp.Compare(offeredConns(a), offeredConns(b)), cmp.Compare(a.Step, b.Step))
 	})
 	return ps
 }
 
 func refOf(s *messages.StepResult) *messages.StepRef {
 	return &messages.StepRef{Step: s.Step, Rate: s.TargetRate, DeliveredRate: s.DeliveredRate, Ratio: s.Ratio}
+}
+
+// offeredConns is the held connections a step offered; 0 without any.
+func offeredConns(s *messages.StepResult) int {
+	if s.Connections == nil {
+		return 0
+	}
+	return s.Connections.Offered
 }

@@ -37,19 +37,25 @@ func Threshold(t float64) float64 {
 	return t
 }
 
-// Stamp sets r's Reasons (from its own figures) and its Verdict at threshold.
+// Stamp sets r's Reasons (from its own figures), its Verdict at threshold
+// and, when below, what it fell below on (Below).
 func Stamp(r *messages.StepResult, threshold float64) {
 	r.Reasons = Reasons(*r)
 	r.Verdict = Of(*r, threshold)
+	r.Below = ""
+	if r.Verdict == messages.VerdictBelow {
+		r.Below = Below(*r, threshold)
+	}
 }
 
 // Of is the verdict of a step whose Reasons are set: inconclusive when it has
-// any, else held or below by its ratio.
+// any, else below when its ratio, its held connections or its new
+// connections fall short (see Below), else held.
 func Of(r messages.StepResult, threshold float64) string {
 	switch {
 	case len(r.Reasons) > 0:
 		return messages.VerdictInconclusive
-	case r.Ratio >= Threshold(threshold):
+	case Below(r, threshold) == "":
 		return messages.VerdictHeld
 	default:
 		return messages.VerdictBelow
@@ -114,6 +120,11 @@ func Failed(r messages.StepResult) (failed, attempted uint64) {
 var setupPhases = []string{"dial", "login"}
 
 func failing(r messages.StepResult) string {
+	if c := r.Connections; c != nil && c.Held > 0 {
+		// The server logged held connections in and kept them: it answers
+		// correctly, and what it refused is load (see Below).
+		return ""
+	}
 	failed, attempted := Failed(r)
 	what := "commands sent to the server"
 	if !most(failed, attempted) {

@@ -64,6 +64,7 @@ type producerFlags struct {
 	SessionsPerAccount int           // --sessions-per-account, concurrent, per producer
 	Queue              int           // --queue: commands waiting for a session, 0 for the default
 	OpTimeout          time.Duration // --op-timeout, 0 for the default
+	IdlePeriod         time.Duration // --idle-period of held connections, 0 for the default
 	SaturationLag      time.Duration // --saturation-lag, 0 for the default
 	FlushInterval      time.Duration // --flush-interval, 0 for the default
 	PublishRetry       time.Duration // --publish-retry, 0 for the default
@@ -78,6 +79,7 @@ func (p *producerFlags) add(fs *pflag.FlagSet) {
 	fs.IntVar(&p.SessionsPerAccount, "sessions-per-account", 2, "concurrent sessions of one account per producer")
 	fs.IntVar(&p.Queue, "queue", 0, "commands waiting for a free session before drops (default 4 × sessions)")
 	fs.DurationVar(&p.OpTimeout, "op-timeout", 0, "our own timeout of one IMAP operation (default 10s)")
+	fs.DurationVar(&p.IdlePeriod, "idle-period", 0, "how often a held IDLE connection sends DONE and IDLE again, at most 29m (RFC 2177) (default 25m)")
 	fs.DurationVar(&p.SaturationLag, "saturation-lag", 0, "schedule-lag P99 above which a producer counts as behind its schedule, voiding the step (default 20ms)")
 	fs.DurationVar(&p.FlushInterval, "flush-interval", 0, "batch interval (default 1s)")
 	fs.DurationVar(&p.PublishRetry, "publish-retry", 0, "how long, per NATS outage, unacknowledged batches are retried before they count as lost (default 2m; 5s while shutting down)")
@@ -94,6 +96,7 @@ func (p *producerFlags) checks() []error {
 		checkInt("sessions-per-account", p.SessionsPerAccount, atLeast(1)),
 		checkInt("queue", p.Queue, atLeast(0)),
 		checkDuration("op-timeout", p.OpTimeout),
+		checkDuration("idle-period", p.IdlePeriod),
 		checkDuration("saturation-lag", p.SaturationLag),
 		checkDuration("flush-interval", p.FlushInterval),
 		checkDuration("publish-retry", p.PublishRetry),
@@ -116,7 +119,7 @@ func (p *producerFlags) options(b *bus.Options) (*producer.Options, error) {
 	return &producer.Options{
 		Accounts: accts, Mix: mix, Bus: b,
 		Sessions: p.Sessions, SessionsPerAccount: p.SessionsPerAccount, Queue: p.Queue,
-		OpTimeout: p.OpTimeout, SaturationLag: p.SaturationLag, FlushInterval: p.FlushInterval,
+		OpTimeout: p.OpTimeout, IdlePeriod: p.IdlePeriod, SaturationLag: p.SaturationLag, FlushInterval: p.FlushInterval,
 		PublishRetry: p.PublishRetry, Reservoir: p.Reservoir, Auth: p.Auth,
 	}, nil
 }

@@ -29,7 +29,10 @@ func rampCmd(g *globalFlags) *cobra.Command {
 shows live progress, waits for the step's result from the aggregator and stops one
 step past the knee, at the first inconclusive step (saying why), at --max, or before
 a rate more than --max-jump times the highest that held. --refine bisects between
-the last step that held and the knee. Ends with the table, the verdict and, with
+the last step that held and the knee. With --connections it is a connection ramp:
+every step offers the fixed --rate while the producers hold the next count of
+logged-in IDLE connections (RFC 2177); a step is below when the rate falls under
+--threshold or fewer connections are held, or new ones start failing. Ends with the table, the verdict and, with
 --out, the report files.
 
 Exit codes: 0 a verdict was reached (a knee, or none up to the last step) and every
@@ -38,6 +41,7 @@ is not answering correctly; 4 inconclusive (a step could not be measured before 
 knee); 5 a threshold (--expect-knee-above, --max-p99, --max-error-rate) failed.`,
 		Example: `  imapload ramp --run r1 --start 500 --step-duration 30s
   imapload ramp --run r2 --rates 1000,2000,3000,4000 --refine 3 --out report/
+  imapload ramp --run c1 --connections 1000,2000,4000,8000 --rate 200 --stagger 10s --step-duration 30s
   imapload ramp --run ci --start 200 --expect-knee-above 1000 --max-p99 fetch=50ms --max-error-rate 0.01`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRampCmd(cmd, c, g.logger(cmd)) },
@@ -119,7 +123,7 @@ func driveRamp(ctx context.Context, nc *nats.Conn, o *ramp.Options, out io.Write
 		watchMutex sync.Mutex
 	)
 	o.OnStep = func(cmd messages.StepCommand, replies []messages.StepReply) {
-		fmt.Fprintf(out, "step %d: %.0f commands/s offered by %d producer(s) for %v\n", cmd.Step, cmd.Rate, ramp.Accepted(replies), cmd.Duration.D())
+		fmt.Fprintf(out, "step %d: %.0f commands/s%s offered by %d producer(s) for %v\n", cmd.Step, cmd.Rate, heldWords(cmd.Connections), ramp.Accepted(replies), cmd.Duration.D())
 		// The live line runs until the window is over (plus a second for the
 		// last batches), not for the whole wait for the result.
 		wctx, cancel := context.WithTimeout(ctx, cmd.WarmupOrDefault()+cmd.Duration.D()+time.Second)
@@ -162,10 +166,24 @@ func driveRamp(ctx context.Context, nc *nats.Conn, o *ramp.Options, out io.Write
 // inconclusive, why and what to do.
 func summaryLine(r messages.StepResult) string {
 	s := fmt.Sprintf("step %d done: target %.0f/s, delivered %.1f/s (%.0f%%): %s", r.Step, r.TargetRate, r.DeliveredRate, 100*r.Ratio, strings.ToUpper(r.Verdict))
+	if c := r.Connections; c != nil {
+		s += fmt.Sprintf("; held %d of %d IDLE connections", c.Held, c.Offered)
+	}
+	if r.Below != "" {
+		s += "\n    below on " + r.Below
+	}
 	for _, x := range r.Reasons {
 		s += fmt.Sprintf("\n    %s: %s\n    what to do: %s", x.Code, x.Detail, x.Remedy)
 	}
 	return s
+}
+
+// heldWords names a step's held connections, "" when it holds none.
+func heldWords(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" and %d held IDLE connections", n)
 }
 
 // finish prints the table and writes the report files.

@@ -29,6 +29,8 @@ type rampFlags struct {
 	ExpectKneeAbove float64       // --expect-knee-above, commands/s
 	MaxP99          []string      // --max-p99 PHASE=DURATION, repeatable
 	MaxErrorRate    string        // --max-error-rate ratio, "" for none
+	Connections     string        // --connections: a connection ramp's held connections, comma-separated
+	Rate            float64       // --rate: a connection ramp's fixed rate, commands/s
 	Shape           shapeFlags
 	Unit            string // --unit of the rates: commands or sessions (per second)
 	Out             string // --out: directory for report files, "" for none
@@ -55,6 +57,8 @@ func (r *rampFlags) add(fs *pflag.FlagSet) {
 	fs.Float64Var(&r.ExpectKneeAbove, "expect-knee-above", r.ExpectKneeAbove, "fail (exit 5) unless the server held at this rate, commands/s, with no knee at or below it")
 	fs.StringArrayVar(&r.MaxP99, "max-p99", r.MaxP99, "fail (exit 5) if PHASE's response-time P99 exceeds DURATION on a held step, e.g. fetch=50ms (repeatable)")
 	fs.StringVar(&r.MaxErrorRate, "max-error-rate", r.MaxErrorRate, "fail (exit 5) if failed/sent commands exceed this ratio on a held step, e.g. 0.01")
+	fs.StringVar(&r.Connections, "connections", r.Connections, "a connection ramp: IDLE connections to hold, fleet-wide, step by step (e.g. 1000,2000,4000), at the fixed --rate")
+	fs.Float64Var(&r.Rate, "rate", r.Rate, "with --connections, the fixed command rate of every step, commands/s")
 	r.Shape.add(fs)
 	fs.StringVar(&r.Unit, "unit", "commands", "unit of --start, --max, --rates and --expect-knee-above: commands or sessions per second (sessions needs --script)")
 	fs.StringVar(&r.Out, "out", r.Out, "directory for report files")
@@ -81,6 +85,12 @@ func (r *rampFlags) plan(run string) (ramp.Plan, messages.StepCommand, error) {
 		return p, messages.StepCommand{}, usage(err)
 	}
 	p.Rates = rates
+	if p.Connections, err = parseConnections(r.Connections); err != nil {
+		return p, messages.StepCommand{}, usage(err)
+	}
+	if p.Rate = r.Rate; p.Rate != 0 && len(p.Connections) == 0 {
+		return p, messages.StepCommand{}, usage(errors.New("--rate: only with --connections (a rate ramp takes --start or --rates)"))
+	}
 	t := messages.StepCommand{Run: run, Duration: messages.Duration(r.StepDuration)}
 	if err := r.Shape.apply(&t); err != nil {
 		return p, t, usage(err)
@@ -170,4 +180,20 @@ func parseRates(s string) ([]float64, error) {
 		rates = append(rates, v)
 	}
 	return rates, nil
+}
+
+// parseConnections reads --connections: comma-separated counts.
+func parseConnections(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || v < 1 || v > messages.MaxConnections {
+			return nil, fmt.Errorf("--connections: %q is not a count of connections (1..%d)", part, messages.MaxConnections)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

@@ -76,6 +76,7 @@ type stepFlags struct {
 	SessionRate  float64       // --session-rate: fleet-wide offered sessions/s (with --script)
 	ProducerRate float64       // --producer-rate: per-producer override, commands/s
 	Producers    int           // --producers to divide the rate by, 0 for the live count
+	Connections  int           // --connections: fleet-wide held IDLE connections, 0 for none
 	Shape        shapeFlags
 }
 
@@ -87,6 +88,7 @@ func (s *stepFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&s.Duration, "duration", 30*time.Second, "measurement window of the step")
 	fs.Float64Var(&s.ProducerRate, "producer-rate", 0, "per-producer rate override, commands/s")
 	fs.IntVar(&s.Producers, "producers", 0, "divide the rate by this many producers instead of the live count")
+	fs.IntVar(&s.Connections, "connections", 0, "logged-in IDLE connections to hold beside the rate, fleet-wide (divided as the rate is)")
 	s.Shape.add(fs)
 }
 
@@ -99,7 +101,7 @@ func (s *stepFlags) checks() []error {
 // command builds and validates the step command of the flags.
 func (s *stepFlags) command() (messages.StepCommand, error) {
 	c := messages.StepCommand{Run: s.Run, Step: s.Step, Rate: s.Rate, SessionRate: s.SessionRate,
-		ProducerRate: s.ProducerRate, Producers: s.Producers, Duration: messages.Duration(s.Duration)}
+		ProducerRate: s.ProducerRate, Producers: s.Producers, Connections: s.Connections, Duration: messages.Duration(s.Duration)}
 	if err := s.Shape.apply(&c); err != nil {
 		return c, err
 	}

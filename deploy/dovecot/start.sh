@@ -143,6 +143,12 @@ chown -R "$VUID:$VGID" "$DIR/mail"
 log "users: $USERS ($SCHEME), newly seeded maildirs: $seeded"
 
 # 7. Start and wait (bounded) for the IMAP greeting.
+# Held IDLE connections (a connection ramp) need a descriptor each in the
+# imap and login processes: raise the hard limit to 65536 if it is lower
+# (root may), then the soft one to it.
+if [[ $(ulimit -Hn) != unlimited && $(ulimit -Hn) -lt 65536 ]]; then
+  ulimit -Hn 65536 2>/dev/null || log "warning: could not raise the fd hard limit above $(ulimit -Hn)"
+fi
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 : > "$DIR/dovecot.log"
 dovecot -c "$CONF" || { cat "$DIR/dovecot.log" >&2 || true; die "dovecot failed to start"; }
