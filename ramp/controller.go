@@ -60,7 +60,7 @@ func New(nc *nats.Conn, opts *Options) (*Controller, error) {
 	}
 	o := *opts
 	probe := o.Template
-	probe.Step, probe.Rate = 1, 1
+	probe.Step, probe.Rate, probe.SessionRate = 1, 1, 0 // each step's rates are the plan's
 	if err := probe.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
@@ -123,6 +123,9 @@ func (c *Controller) Stopped() string { return c.stopped }
 func (c *Controller) step(ctx context.Context, js jetstream.JetStream, rate float64, conns int, results <-chan messages.StepResult) (messages.StepResult, error) {
 	cmd := c.opts.Template
 	cmd.Rate = rate
+	if sc := cmd.Normalized().ScriptOf(); sc != nil && cmd.SessionRate > 0 {
+		cmd.SessionRate = rate / float64(len(sc)) // offered in sessions/s, as the template was
+	}
 	if conns > 0 {
 		cmd.Connections = conns
 	}

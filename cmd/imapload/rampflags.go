@@ -95,7 +95,7 @@ func (r *rampFlags) plan(run string) (ramp.Plan, messages.StepCommand, error) {
 	if err := r.Shape.apply(&t); err != nil {
 		return p, t, usage(err)
 	}
-	perSession, err := r.perSession()
+	perSession, err := r.perSession(t)
 	if err != nil {
 		return p, t, usage(err)
 	}
@@ -111,14 +111,14 @@ func (r *rampFlags) plan(run string) (ramp.Plan, messages.StepCommand, error) {
 // perSession is the commands of one session when the ramp's rates are in
 // sessions per second (--unit sessions, with --script), else 1: the ramp
 // plans in commands per second.
-func (r *rampFlags) perSession() (float64, error) {
+func (r *rampFlags) perSession(t messages.StepCommand) (float64, error) {
 	switch r.Unit {
 	case "", "commands":
 		return 1, nil
 	case "sessions":
-		sc, err := messages.ParseScript(r.Shape.Script)
-		if r.Shape.Script == "" || err != nil {
-			return 0, errors.New("--unit sessions: needs a --script (each session runs it once)")
+		sc := t.Normalized().ScriptOf()
+		if sc == nil {
+			return 0, errors.New("--unit sessions: needs a --script, or a --profile with one (each session runs it once)")
 		}
 		return float64(len(sc)), nil
 	}
@@ -131,8 +131,11 @@ func (r *rampFlags) criteria() (verdict.Criteria, error) {
 	if !(c.KneeAbove >= 0) {
 		return c, usage(fmt.Errorf("--expect-knee-above %v: want a rate ≥ 0", c.KneeAbove))
 	}
-	if perSession, err := r.perSession(); err == nil {
-		c.KneeAbove *= perSession
+	var t messages.StepCommand
+	if err := r.Shape.apply(&t); err == nil {
+		if perSession, err := r.perSession(t); err == nil {
+			c.KneeAbove *= perSession
+		}
 	}
 	for _, l := range r.MaxP99 {
 		pl, err := parsePhaseLimit(l)

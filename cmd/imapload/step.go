@@ -84,7 +84,7 @@ func (s *stepFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Run, "run", "", "run id (letters, digits, '-', '_')")
 	fs.IntVar(&s.Step, "step", 1, "step number, from 1")
 	fs.Float64Var(&s.Rate, "rate", 0, "fleet-wide offered rate, IMAP commands per second")
-	fs.Float64Var(&s.SessionRate, "session-rate", 0, "fleet-wide offered rate in sessions (logins) per second, instead of --rate; needs --script")
+	fs.Float64Var(&s.SessionRate, "session-rate", 0, "fleet-wide offered rate in sessions (logins) per second, instead of --rate; needs --script, or a --profile with one")
 	fs.DurationVar(&s.Duration, "duration", 30*time.Second, "measurement window of the step")
 	fs.Float64Var(&s.ProducerRate, "producer-rate", 0, "per-producer rate override, commands/s")
 	fs.IntVar(&s.Producers, "producers", 0, "divide the rate by this many producers instead of the live count")

@@ -100,6 +100,12 @@ func TestStepPublishes(t *testing.T) {
 				Warmup: durationPtr(0), Stagger: durationPtr(time.Second)},
 		},
 		{
+			name: "a profile offered in sessions per second",
+			args: []string{"--run", "r2", "--profile", "mobile", "--session-rate", "30", "--duration", "10s"},
+			want: messages.StepCommand{Run: "r2", Step: 1, Rate: 120, SessionRate: 30, Profile: "mobile",
+				Script: "login select fetch fetch logout", FetchTarget: "recent", Duration: messages.Duration(10 * time.Second)},
+		},
+		{
 			name: "json",
 			args: []string{"--json", `{"run":"r1","step":1,"rate":1000,"duration":"30s"}`},
 			want: messages.StepCommand{Run: "r1", Step: 1, Rate: 1000, Duration: messages.Duration(30 * time.Second)},
@@ -123,6 +129,36 @@ func TestStepPublishes(t *testing.T) {
 				t.Errorf("published step = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestStepResultInSessions: `imapload step --result` runs its step through
+// the ramp's controller, whose rate is in commands/s; a step offered in
+// sessions per second (from a profile's script) is published as asked, not
+// refused as giving both rates.
+func TestStepResultInSessions(t *testing.T) {
+	ns := startNATS(t, nil)
+	nc := connect(t, ns.ClientURL())
+	sub, err := nc.SubscribeSync(messages.StepSubject)
+	if err != nil {
+		t.Fatalf("SubscribeSync: %v", err)
+	}
+	nc.Flush()
+	t.Setenv("IMAPLOAD_NATS", ns.ClientURL())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, errOut, err := runCLI(ctx, "step", "--run", "rs", "--profile", "mobile", "--session-rate", "30",
+		"--duration", "1s", "--warmup", "0s", "--stagger", "0s", "--wait", "0", "--result", "--result-wait", "1s")
+	if err == nil || strings.Contains(errOut+err.Error(), "bad options") {
+		t.Errorf("imapload step --result with no fleet: error %v, stderr %q; want no result, not bad options", err, errOut)
+	}
+	m, err := sub.NextMsg(5 * time.Second)
+	if err != nil {
+		t.Fatalf("no step command received: %v", err)
+	}
+	c, err := messages.ParseStepCommand(m.Data)
+	if err != nil || c.SessionRate != 30 || c.Rate != 120 {
+		t.Errorf("published %s (%v); want 30 sessions/s, 120 commands/s", m.Data, err)
 	}
 }
 
