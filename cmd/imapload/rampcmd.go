@@ -166,6 +166,9 @@ func driveRamp(ctx context.Context, nc *nats.Conn, o *ramp.Options, out io.Write
 // inconclusive, why and what to do.
 func summaryLine(r messages.StepResult) string {
 	s := fmt.Sprintf("step %d done: target %.0f/s, delivered %.1f/s (%.0f%%): %s", r.Step, r.TargetRate, r.DeliveredRate, 100*r.Ratio, strings.ToUpper(r.Verdict))
+	if r.TargetSessionRate > 0 {
+		s += fmt.Sprintf("; sessions %.1f/s of %.1f/s", r.SessionRate, r.TargetSessionRate)
+	}
 	if c := r.Connections; c != nil {
 		s += fmt.Sprintf("; held %d of %d IDLE connections", c.Held, c.Offered)
 	}
