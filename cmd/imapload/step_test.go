@@ -111,19 +111,13 @@ func TestStepPublishes(t *testing.T) {
 			want: messages.StepCommand{Run: "r1", Step: 1, Rate: 1000, Duration: messages.Duration(30 * time.Second)},
 		},
 	}
-	ns := startNATS(t, nil)
-	nc := connect(t, ns.ClientURL())
-	sub, err := nc.SubscribeSync(messages.StepSubject)
-	if err != nil {
-		t.Fatalf("SubscribeSync: %v", err)
-	}
-	nc.Flush()
+	url, sub := stepListener(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			t.Setenv("IMAPLOAD_NATS", ns.ClientURL())
+			t.Setenv("IMAPLOAD_NATS", url)
 			got := publishStep(t, sub, append([]string{"step", "--wait", "0"}, tt.args...))
 			if !sameStep(got, tt.want) {
 				t.Errorf("published step = %+v, want %+v", got, tt.want)
@@ -137,14 +131,8 @@ func TestStepPublishes(t *testing.T) {
 // sessions per second (from a profile's script) is published as asked, not
 // refused as giving both rates.
 func TestStepResultInSessions(t *testing.T) {
-	ns := startNATS(t, nil)
-	nc := connect(t, ns.ClientURL())
-	sub, err := nc.SubscribeSync(messages.StepSubject)
-	if err != nil {
-		t.Fatalf("SubscribeSync: %v", err)
-	}
-	nc.Flush()
-	t.Setenv("IMAPLOAD_NATS", ns.ClientURL())
+	url, sub := stepListener(t)
+	t.Setenv("IMAPLOAD_NATS", url)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, errOut, err := runCLI(ctx, "step", "--run", "rs", "--profile", "mobile", "--session-rate", "30",
@@ -160,6 +148,20 @@ func TestStepResultInSessions(t *testing.T) {
 	if err != nil || c.SessionRate != 30 || c.Rate != 120 {
 		t.Errorf("published %s (%v); want 30 sessions/s, 120 commands/s", m.Data, err)
 	}
+}
+
+// stepListener starts a NATS server and subscribes to the step subject on
+// it, as a producer would; it returns the server's URL.
+func stepListener(t *testing.T) (string, *nats.Subscription) {
+	t.Helper()
+	ns := startNATS(t, nil)
+	nc := connect(t, ns.ClientURL())
+	sub, err := nc.SubscribeSync(messages.StepSubject)
+	if err != nil {
+		t.Fatalf("SubscribeSync: %v", err)
+	}
+	nc.Flush()
+	return ns.ClientURL(), sub
 }
 
 // publishStep runs `imapload step` and returns the command sub receives.
