@@ -30,10 +30,10 @@ func TestDovecotAuthMethods(t *testing.T) {
 			f := newDovecotFleet(t)
 			logs := &testkit.Buffer{}
 			id := fmt.Sprintf("dcauth%d", i+1)
-			o := dc.options(t, id, dc.password, logs)
+			o := dc.options(t, id, dc.Password, logs)
 			o.Auth, o.StartTLS = tc.auth, tc.startTLS
 			if tc.startTLS {
-				o.TLSConfig = dc.tlsConfig(t)
+				o.TLSConfig = dc.TLSConfig(t)
 			}
 			f.start(o)
 			f.waitLive(1)
@@ -42,7 +42,7 @@ func TestDovecotAuthMethods(t *testing.T) {
 			got := map[string][]*messages.SampleBatch{id: bs}
 			checkBatches(t, got)
 			checkEveryPhase(t, got, []string{id})
-			checkNoPassword(t, got, logs, dc.password)
+			checkNoPassword(t, got, logs, dc.Password)
 			var tlsCount uint64
 			for _, b := range bs {
 				if ps := b.PhaseStats(messages.Dial); ps != nil {

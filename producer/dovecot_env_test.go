@@ -2,14 +2,9 @@ package producer_test
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -21,64 +16,27 @@ import (
 	"github.com/imapload/imapload/producer"
 )
 
-// dovecot is a private Dovecot described by the environment that
-// deploy/dovecot/start.sh prints.
-type dovecot struct {
-	addr     string // IMAPLOAD_DOVECOT_ADDR, 127.0.0.1:port (cleartext IMAP)
-	prefix   string // IMAPLOAD_DOVECOT_USER_PREFIX, accounts are prefix1..prefixN
-	users    int    // IMAPLOAD_DOVECOT_USERS
-	password string // IMAPLOAD_DOVECOT_PASSWORD, the same for every account
-	dir      string // IMAPLOAD_DOVECOT_DIR, holding start.sh's cert.pem (STARTTLS)
-}
+// dovecot is the private Dovecot of the environment, with the producer's
+// options for it.
+type dovecot struct{ testkit.DovecotEnv }
 
-// dovecotFromEnv returns the Dovecot the environment names. Without one the
-// test is skipped, or fails when IMAPLOAD_E2E=1 demands the end-to-end suite.
-func dovecotFromEnv(t *testing.T) dovecot {
-	t.Helper()
-	d := dovecot{
-		addr:     os.Getenv("IMAPLOAD_DOVECOT_ADDR"),
-		prefix:   os.Getenv("IMAPLOAD_DOVECOT_USER_PREFIX"),
-		password: os.Getenv("IMAPLOAD_DOVECOT_PASSWORD"),
-		dir:      os.Getenv("IMAPLOAD_DOVECOT_DIR"),
-	}
-	testkit.Require(t, testkit.Dovecot)
-	users, err := strconv.Atoi(os.Getenv("IMAPLOAD_DOVECOT_USERS"))
-	if err != nil || users < 1 || d.prefix == "" || d.password == "" {
-		t.Fatalf("IMAPLOAD_DOVECOT_USERS %q, _USER_PREFIX %q, _PASSWORD set: %v; want the output of deploy/dovecot/start.sh",
-			os.Getenv("IMAPLOAD_DOVECOT_USERS"), d.prefix, d.password != "")
-	}
-	d.users = users
-	return d
-}
+// dovecotFromEnv returns the Dovecot the environment names (see
+// testkit.DovecotFromEnv).
+func dovecotFromEnv(t *testing.T) dovecot { return dovecot{testkit.DovecotFromEnv(t, 1)} }
 
 // options are a producer's options against Dovecot, with every account's
 // password set to password, logging at debug level to logs.
 func (d dovecot) options(t *testing.T, id, password string, logs *testkit.Buffer) *producer.Options {
 	t.Helper()
-	accts, err := producer.TemplateAccounts(d.prefix+"%d", d.users, password)
+	accts, err := producer.TemplateAccounts(d.Prefix+"%d", d.Users, password)
 	if err != nil {
 		t.Fatalf("TemplateAccounts() error = %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// OpTimeout above Dovecot's auth_failure_delay (2 s): a refused LOGIN is
 	// an AUTHENTICATIONFAILED answer, not our timeout.
-	return &producer.Options{ID: id, Addr: d.addr, Accounts: accts, Sessions: dovecotSessions,
+	return &producer.Options{ID: id, Addr: d.Addr, Accounts: accts, Sessions: dovecotSessions,
 		OpTimeout: 5 * time.Second, FlushInterval: 500 * time.Millisecond, Seed: 42, Logger: log}
-}
-
-// tlsConfig trusts the self-signed certificate start.sh made (for
-// 127.0.0.1), for STARTTLS on the cleartext port.
-func (d dovecot) tlsConfig(t *testing.T) *tls.Config {
-	t.Helper()
-	pem, err := os.ReadFile(filepath.Join(d.dir, "cert.pem"))
-	if err != nil {
-		t.Fatalf("IMAPLOAD_DOVECOT_DIR %q: %v; want the output of deploy/dovecot/start.sh", d.dir, err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		t.Fatalf("%s/cert.pem: no PEM certificate", d.dir)
-	}
-	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 }
 
 // wrongPasswordOptions are the options of a producer with one session of

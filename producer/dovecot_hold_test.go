@@ -28,7 +28,7 @@ func TestDovecotHoldsConnections(t *testing.T) {
 	dc := dovecotFromEnv(t)
 	producer.RaiseNoFile(t, 3*dovecotHeld)
 	f := newDovecotFleet(t)
-	o := dc.options(t, "dchold", dc.password, &testkit.Buffer{})
+	o := dc.options(t, "dchold", dc.Password, &testkit.Buffer{})
 	o.IdlePeriod = 2 * time.Second // re-IDLE several times in the window
 	f.start(o)
 	f.waitLive(1)

@@ -17,7 +17,7 @@ import (
 func TestDovecotClientPhases(t *testing.T) {
 	dc := dovecotFromEnv(t)
 	f := newDovecotFleet(t)
-	f.start(dc.options(t, "dcp", dc.password, &testkit.Buffer{}))
+	f.start(dc.options(t, "dcp", dc.Password, &testkit.Buffer{}))
 	f.waitLive(1)
 	runClientPhases(t, f, "dcp", `"rate":60,"warmup":"500ms","duration":"1500ms","stagger":"200ms"`)
 }

@@ -43,7 +43,7 @@ func TestDovecotEndToEnd(t *testing.T) {
 	logs := &testkit.Buffer{}
 	good := []string{"dc1", "dc2", "dc3"}
 	for _, id := range good {
-		f.start(dc.options(t, id, dc.password, logs))
+		f.start(dc.options(t, id, dc.Password, logs))
 	}
 	tries, tolerable := 2, 250*time.Millisecond
 	if raceEnabled {
@@ -61,7 +61,7 @@ func TestDovecotEndToEnd(t *testing.T) {
 	checkDelivered(t, got, good)
 	checkEveryPhase(t, got, good)
 	checkWrongPassword(t, got["dcbad"])
-	checkNoPassword(t, got, logs, dc.password)
+	checkNoPassword(t, got, logs, dc.Password)
 }
 
 // dovecotStep runs step i of the run "dovecot" on the four producers and

@@ -29,12 +29,12 @@ func TestDovecotProfiles(t *testing.T) {
 	dc := dovecotFromEnv(t)
 	f := newDovecotFleet(t)
 	logs := &testkit.Buffer{}
-	f.start(dc.options(t, "dcprof", dc.password, logs))
+	f.start(dc.options(t, "dcprof", dc.Password, logs))
 	f.waitLive(1)
 	for i, p := range messages.Profiles() {
 		runProfile(t, f, "dcprof", i+1, p)
 	}
-	checkNoPassword(t, nil, logs, dc.password)
+	checkNoPassword(t, nil, logs, dc.Password)
 }
 
 // runProfile runs step i of profile p on the fleet's producer id and

@@ -34,12 +34,12 @@ func TestDovecotScriptedStep(t *testing.T) {
 	dc := dovecotFromEnv(t)
 	f := newDovecotFleet(t)
 	logs := &testkit.Buffer{}
-	f.start(dc.options(t, "dcscript", dc.password, logs))
+	f.start(dc.options(t, "dcscript", dc.Password, logs))
 	f.waitLive(1)
 	bs := f.runStep("dcscript", "dcscript", 1, `"session_rate":30,"script":"login select fetch logout",`+
 		`"warmup":"500ms","duration":"2s","stagger":"200ms"`)
 	checkScripted(t, bs, 60, messages.Select, messages.Fetch, messages.Logout)
-	checkNoPassword(t, map[string][]*messages.SampleBatch{"dcscript": bs}, logs, dc.password)
+	checkNoPassword(t, map[string][]*messages.SampleBatch{"dcscript": bs}, logs, dc.Password)
 }
 
 // checkScripted checks the batches of a scripted step with sessions
