@@ -3,7 +3,6 @@ package producer
 import (
 	"context"
 	"crypto/tls"
-	"io"
 	"math/rand/v2"
 	"net"
 	"sync/atomic"
@@ -304,21 +303,3 @@ func (s *session) closed() bool { return isClosed(s.c) }
 
 // guard runs op on the session's connection within d (see guardClient).
 func (s *session) guard(d time.Duration, op func() error) error { return guardClient(s.c, d, op) }
-
-// guardClient runs op and closes c (a client, or a connection that has no
-// client yet) if op has not returned within d, which makes op fail; it then
-// returns errTimeout. go-imap's own read timeout is a fixed 30 s, too long
-// for a load test's view of "no answer".
-func guardClient(c io.Closer, d time.Duration, op func() error) error {
-	fired := make(chan struct{})
-	t := time.AfterFunc(d, func() {
-		c.Close()
-		close(fired)
-	})
-	err := op()
-	if t.Stop() {
-		return err
-	}
-	<-fired
-	return errTimeout
-}

@@ -1,0 +1,79 @@
+package producer
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// closer counts its Close calls and unblocks waiters on the first.
+type closer struct {
+	n      atomic.Int32
+	closed chan struct{}
+}
+
+func newCloser() *closer { return &closer{closed: make(chan struct{})} }
+
+func (c *closer) Close() error {
+	if c.n.Add(1) == 1 {
+		close(c.closed)
+	}
+	return nil
+}
+
+func TestGuardClient(t *testing.T) {
+	errOp := errors.New("op failed")
+	tests := []struct {
+		name      string
+		d         time.Duration
+		op        func(c *closer) error
+		want      error
+		wantClose int32
+	}{
+		{name: "answered", d: time.Hour, op: func(*closer) error { return nil }},
+		{name: "failed", d: time.Hour, op: func(*closer) error { return errOp }, want: errOp},
+		{name: "no answer", d: time.Millisecond, op: func(c *closer) error { <-c.closed; return errOp },
+			want: errTimeout, wantClose: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Twice each: a guard is reused after it fired and after it did not.
+			for range 2 {
+				c := newCloser()
+				if err := guardClient(c, tt.d, func() error { return tt.op(c) }); err != tt.want {
+					t.Fatalf("guardClient() = %v, want %v", err, tt.want)
+				}
+				if n := c.n.Load(); n != tt.wantClose {
+					t.Fatalf("guardClient() closed the client %d times, want %d", n, tt.wantClose)
+				}
+			}
+		})
+	}
+}
+
+// TestGuardClientNested: an operation may guard another (a STARTTLS dial
+// guards the greeting inside the connection's guard); each has its own timer.
+func TestGuardClientNested(t *testing.T) {
+	outer, inner := newCloser(), newCloser()
+	err := guardClient(outer, time.Hour, func() error {
+		return guardClient(inner, time.Millisecond, func() error { <-inner.closed; return nil })
+	})
+	if err != errTimeout || outer.n.Load() != 0 || inner.n.Load() != 1 {
+		t.Fatalf("nested guardClient() = %v, closes outer %d inner %d; want errTimeout, 0, 1",
+			err, outer.n.Load(), inner.n.Load())
+	}
+}
+
+// BenchmarkGuardClient is the guard's own cost per command: arm a timeout,
+// run an operation that answers at once, disarm.
+func BenchmarkGuardClient(b *testing.B) {
+	c := newCloser()
+	op := func() error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := guardClient(c, time.Minute, op); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
