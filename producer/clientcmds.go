@@ -119,7 +119,17 @@ func (s *session) body() error {
 	if !ok {
 		return errEmptyMailbox
 	}
-	cmd := s.c.Fetch(set, bodyFetchOptions)
+	return s.fetchDrained(set, uid, bodyFetchOptions)
+}
+
+// fetchDrained runs a FETCH of set with opts, reading each message as it
+// arrives and discarding its literals (see drain): go-imap's Collect would
+// copy every literal into a buffer first, which a load generator does not
+// need. It learns the UIDs and sizes seen, and forgets uid (the one asked
+// for, 0 for a sequence number) when the server sent nothing: another
+// session expunged it meanwhile.
+func (s *session) fetchDrained(set imap.NumSet, uid imap.UID, opts *imap.FetchOptions) error {
+	cmd := s.c.Fetch(set, opts)
 	seen := false
 	for m := cmd.Next(); m != nil; m = cmd.Next() {
 		seen = true
@@ -129,7 +139,7 @@ func (s *session) body() error {
 		return err
 	}
 	if uid != 0 && !seen {
-		s.forget(uid) // expunged meanwhile, by another session
+		s.forget(uid)
 	}
 	return nil
 }

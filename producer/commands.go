@@ -184,17 +184,7 @@ func (s *session) fetch() error {
 	if !ok {
 		return errEmptyMailbox
 	}
-	msgs, err := s.c.Fetch(set, fetchOptions).Collect()
-	if err != nil {
-		return err
-	}
-	if uid != 0 && len(msgs) == 0 {
-		s.forget(uid) // expunged meanwhile, by another session
-	}
-	for _, m := range msgs {
-		s.learn(m.UID, m.RFC822Size)
-	}
-	return nil
+	return s.fetchDrained(set, uid, fetchOptions)
 }
 
 // store is STORE +FLAGS.SILENT (\Seen) on one message [§6.4.6].
