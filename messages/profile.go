@@ -38,11 +38,10 @@ var profiles = []Profile{
 	{
 		Name: "imaptest",
 		Doc: "imaptest's default per-session probabilities as weights: per LOGIN, LIST 0.5, STATUS 0.5, SELECT 1, " +
-			"FETCH 1, whole-body FETCH 1, COPY 0.33, STORE 0.5, APPEND 1, LOGOUT 1; imaptest's DELETE and EXPUNGE " +
-			"remove any message, which imapload never does, so they are left out (the imaptest script has them, on " +
-			"the session's own message)",
+			"FETCH 1, whole-body FETCH 1, COPY 0.33, STORE 0.5, DELETE and EXPUNGE 1 (of a message imapload appended: " +
+			"imapload never deletes mail it did not put there), APPEND 1, LOGOUT 1",
 		Mix: map[string]float64{"list": 50, "status": 50, "select": 100, "fetch": 100, "body": 100, "copy": 33,
-			"store": 50, "append": 100, "logout": 100},
+			"store": 50, "expunge": 100, "append": 100, "logout": 100},
 	},
 	{
 		Name: "desktop",

@@ -2,7 +2,10 @@ package producer
 
 import (
 	"math/rand/v2"
+	"slices"
 	"sync"
+
+	"github.com/emersion/go-imap/v2"
 )
 
 // accountPool leases accounts to sessions. Every producer draws from the whole
@@ -16,9 +19,10 @@ type accountPool struct {
 	perAccount int
 
 	mu     sync.Mutex
-	order  []int // shuffled indexes into accts
-	inUse  []int // sessions per account, by index into accts
-	cursor int   // next position in order to try
+	order  []int        // shuffled indexes into accts
+	inUse  []int        // sessions per account, by index into accts
+	cursor int          // next position in order to try
+	own    [][]imap.UID // per account: messages imapload appended to its INBOX in this step, at most knownUIDs
 }
 
 func newAccountPool(accts []Account, perAccount int, seed uint64) *accountPool {
@@ -28,7 +32,47 @@ func newAccountPool(accts []Account, perAccount int, seed uint64) *accountPool {
 		perAccount: max(perAccount, 1),
 		order:      rng.Perm(len(accts)),
 		inUse:      make([]int, len(accts)),
+		own:        make([][]imap.UID, len(accts)),
 	}
+}
+
+// addOwn notes uid as a message imapload appended to account idx's INBOX,
+// forgetting the oldest beyond knownUIDs (it stays in the INBOX). The
+// account's messages are shared by its sessions: a session that appends and
+// logs out leaves them to the next, so MOVE and EXPUNGE find one even when
+// sessions are short.
+func (p *accountPool) addOwn(idx int, uid imap.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if idx < 0 || idx >= len(p.own) {
+		return
+	}
+	if len(p.own[idx]) >= knownUIDs {
+		p.own[idx] = slices.Delete(p.own[idx], 0, 1)
+	}
+	p.own[idx] = append(p.own[idx], uid)
+}
+
+// hasOwn reports whether account idx holds a message of addOwn's.
+func (p *accountPool) hasOwn(idx int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return idx >= 0 && idx < len(p.own) && len(p.own[idx]) > 0
+}
+
+// takeOwn removes and returns a random message of addOwn's for account
+// idx, so that two sessions never MOVE or EXPUNGE the same one; ok is false
+// when there is none.
+func (p *accountPool) takeOwn(idx int, rng *rand.Rand) (uid imap.UID, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if idx < 0 || idx >= len(p.own) || len(p.own[idx]) == 0 {
+		return 0, false
+	}
+	k := rng.IntN(len(p.own[idx]))
+	uid = p.own[idx][k]
+	p.own[idx] = slices.Delete(p.own[idx], k, k+1)
+	return uid, true
 }
 
 // capacity is how many sessions the pool can serve at once.

@@ -110,9 +110,10 @@
 // Subject or From a word (search_header); UID FETCH BODY.PEEK[] of a whole
 // message, the largest known of three random picks, read as it streams
 // (body); UID COPY of a message to imapload's own mailbox "imapload-copies",
-// created on demand (§6.4.7, copy); UID MOVE there of a message the session
-// appended (RFC 6851, move); STORE +FLAGS.SILENT (\Deleted) and UID EXPUNGE
-// of a message the session appended (RFC 4315, expunge); NOOP (§6.1.2,
+// created on demand (§6.4.7, copy); UID MOVE there of a message imapload
+// appended to the account (RFC 6851, move); STORE +FLAGS.SILENT (\Deleted)
+// and UID EXPUNGE of a message imapload appended (RFC 4315, expunge), one
+// appended first when the account has none; NOOP (§6.1.2,
 // noop); and IDLE (RFC 2177, idle), whose figure is push latency: from the
 // send of an APPEND on a second connection of the session (same account,
 // dialed when first needed, kept, closed with the session) to the first

@@ -41,12 +41,14 @@ var (
 	// errEmptyMailbox is a FETCH, STORE, body FETCH or COPY scheduled on a session whose INBOX
 	// holds no message it could address.
 	errEmptyMailbox = errors.New(messages.UnaddressableKind + "INBOX is empty")
-	// errNothingToMove is a MOVE scheduled on a session that has appended
-	// no message it could move: imapload moves only its own mail.
-	errNothingToMove = errors.New(messages.UnaddressableKind + "no message this session appended, to move")
-	// errNothingToExpunge is an EXPUNGE scheduled on a session that has
-	// appended no message it could expunge: imapload deletes only its own mail.
-	errNothingToExpunge = errors.New(messages.UnaddressableKind + "no message this session appended, to expunge")
+	// errNothingToMove is a MOVE with no message of imapload's in the
+	// account to take, the APPEND of one having failed (or named no UID):
+	// imapload moves only its own mail.
+	errNothingToMove = errors.New(messages.UnaddressableKind + "no message of imapload's in the account to move (its APPEND failed)")
+	// errNothingToExpunge is an EXPUNGE with no message of imapload's in the
+	// account to take, the APPEND of one having failed (or named no UID):
+	// imapload deletes only its own mail.
+	errNothingToExpunge = errors.New(messages.UnaddressableKind + "no message of imapload's in the account to expunge (its APPEND failed)")
 	// errNoMove is a MOVE not sent because the server lacks the MOVE
 	// capability (RFC 6851): its fallback could expunge a user's mail.
 	errNoMove = errors.New(messages.GeneratorKind + "not sent: server has no MOVE")

@@ -93,30 +93,24 @@ func (s *session) learn(uid imap.UID, size int64) {
 	s.uids = append(s.uids, known{uid: uid, size: size})
 }
 
-// forget drops uid from what the session knows, appended or not: it was
-// expunged or moved away.
+// forget drops uid from what the session knows: it was expunged or moved
+// away.
 func (s *session) forget(uid imap.UID) {
 	s.uids = slices.DeleteFunc(s.uids, func(k known) bool { return k.uid == uid })
-	s.own = slices.DeleteFunc(s.own, func(u imap.UID) bool { return u == uid })
 }
 
-// appended notes uid as a message imapload appended to INBOX on this
-// connection, forgetting the oldest beyond knownUIDs (it stays in INBOX).
+// appended notes uid as a message imapload appended to the account's INBOX,
+// for any session of the account in this step to MOVE or EXPUNGE later
+// (see accountPool.addOwn).
 func (s *session) appended(uid imap.UID) {
-	if uid == 0 {
-		return
+	if uid != 0 {
+		s.env.pool.addOwn(s.acct, uid)
 	}
-	if len(s.own) >= knownUIDs {
-		s.own = slices.Delete(s.own, 0, 1)
-	}
-	s.own = append(s.own, uid)
 }
 
-// ownTarget picks a message this session appended, the only kind MOVE and
-// EXPUNGE may take away; ok is false when there is none.
+// ownTarget takes a message imapload appended to the account's INBOX, the
+// only kind MOVE and EXPUNGE may take away; no other session will be given
+// it. ok is false when there is none.
 func (s *session) ownTarget() (uid imap.UID, ok bool) {
-	if len(s.own) == 0 {
-		return 0, false
-	}
-	return s.own[s.rng.IntN(len(s.own))], true
+	return s.env.pool.takeOwn(s.acct, s.rng)
 }

@@ -64,26 +64,54 @@ func TestFetchTargetBodyPrefersLarge(t *testing.T) {
 	}
 }
 
-// TestKnownBounded: a session remembers at most knownUIDs messages and
-// knownUIDs of its own; forgetting a message drops it from both.
+// TestKnownBounded: a session remembers at most knownUIDs messages, and an
+// account at most knownUIDs of its own; forgetting a message drops it.
 func TestKnownBounded(t *testing.T) {
-	s := newSession(&sessionEnv{}, 0, 1)
+	s := newSession(&sessionEnv{pool: newAccountPool([]Account{{User: "u"}}, 2, 1)}, 0, 1)
+	s.acct = 0
 	for i := range 3 * knownUIDs {
 		s.learn(imap.UID(i+1), 10)
 		s.appended(imap.UID(i + 1))
 	}
-	if len(s.uids) != knownUIDs || len(s.own) != knownUIDs || s.uids[0].uid != imap.UID(2*knownUIDs+1) {
-		t.Fatalf("after %d: %d known (oldest %d), %d own; want the newest %d of each", 3*knownUIDs, len(s.uids), s.uids[0].uid, len(s.own), knownUIDs)
+	own := s.env.pool.own[0]
+	if len(s.uids) != knownUIDs || len(own) != knownUIDs || s.uids[0].uid != imap.UID(2*knownUIDs+1) || own[0] != imap.UID(2*knownUIDs+1) {
+		t.Fatalf("after %d: %d known (oldest %d), %d own; want the newest %d of each", 3*knownUIDs, len(s.uids), s.uids[0].uid, len(own), knownUIDs)
 	}
 	last := imap.UID(3 * knownUIDs)
 	s.forget(last)
-	if len(s.uids) != knownUIDs-1 || len(s.own) != knownUIDs-1 {
-		t.Errorf("after forget(%d): %d known, %d own; want %d each", last, len(s.uids), len(s.own), knownUIDs-1)
+	if len(s.uids) != knownUIDs-1 {
+		t.Errorf("after forget(%d): %d known; want %d", last, len(s.uids), knownUIDs-1)
 	}
 	s.learn(0, 5)
 	s.appended(0)
-	if len(s.uids) != knownUIDs-1 || len(s.own) != knownUIDs-1 {
+	if len(s.uids) != knownUIDs-1 || len(s.env.pool.own[0]) != knownUIDs {
 		t.Errorf("UID 0 (not said) was remembered")
+	}
+}
+
+// TestOwnSharedByAccount: a message one session of an account appended is
+// another session's to MOVE or EXPUNGE (sessions are short; the message
+// stays imapload's), each is given to one session only, and an account's
+// messages are never another account's.
+func TestOwnSharedByAccount(t *testing.T) {
+	env := &sessionEnv{pool: newAccountPool([]Account{{User: "a"}, {User: "b"}}, 2, 1)}
+	s1, s2, other := newSession(env, 0, 1), newSession(env, 1, 1), newSession(env, 2, 1)
+	s1.acct, s2.acct, other.acct = 0, 0, 1
+	s1.appended(7)
+	s1.appended(8)
+	if _, ok := other.ownTarget(); ok {
+		t.Errorf("another account's session was given account a's message")
+	}
+	got := map[imap.UID]bool{}
+	for _, s := range []*session{s2, s1} {
+		uid, ok := s.ownTarget()
+		if !ok || got[uid] {
+			t.Fatalf("ownTarget() = %d, %v after %v; want 7 or 8, each once", uid, ok, got)
+		}
+		got[uid] = true
+	}
+	if uid, ok := s2.ownTarget(); ok {
+		t.Errorf("ownTarget() = %d after both were taken, want none", uid)
 	}
 }
 

@@ -31,7 +31,13 @@ var deletedFlag = &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: 
 // measured command of its own: it adds to j's response time, not to its
 // service time. If it fails, j is recorded with its error and not sent. It
 // returns whether j may be sent.
+//
+// Before a MOVE or EXPUNGE, when the account holds no message of
+// imapload's, it appends one (see appendOwn).
 func (s *session) prepare(j job) bool {
+	if (j.phase == messages.Move || j.phase == messages.Expunge) && !s.env.pool.hasOwn(s.acct) {
+		s.appendOwn()
+	}
 	if (j.phase != messages.Copy && j.phase != messages.Move) || s.ownReady {
 		return true
 	}
@@ -46,6 +52,19 @@ func (s *session) prepare(j job) bool {
 		s.lost()
 	}
 	return false
+}
+
+// appendOwn appends a message for a MOVE or EXPUNGE to take: a client files
+// or deletes mail it has, and imapload only takes mail it put there itself.
+// The APPEND is the server's work, so it is recorded in phase append as
+// set-up (a reconnect's SELECT is recorded in phase select alike): in the
+// command's response time, not in its service time. If it fails, the
+// command has nothing to address.
+func (s *session) appendOwn() {
+	_ = s.setupStep(messages.Append, func() error {
+		_, _, err := s.append()
+		return err
+	})
 }
 
 func (s *session) createOwn() error {
@@ -73,8 +92,8 @@ func (s *session) copyOwn() error {
 	return s.ownGone(err)
 }
 
-// move is UID MOVE (RFC 6851, §6.4.8) of a message this session appended to
-// ownMailbox. Without the MOVE capability it is not sent: go-imap would fall
+// move is UID MOVE (RFC 6851, §6.4.8) of a message imapload appended to the
+// account, to ownMailbox. Without the MOVE capability it is not sent: go-imap would fall
 // back to COPY, STORE \Deleted and EXPUNGE, and a plain EXPUNGE takes every
 // message marked \Deleted, a user's too.
 func (s *session) move() error {
@@ -93,7 +112,8 @@ func (s *session) move() error {
 }
 
 // expunge is UID STORE +FLAGS.SILENT (\Deleted), then UID EXPUNGE (RFC 4315,
-// §6.4.9) of a message this session appended: a client deleting a message.
+// §6.4.9) of a message imapload appended to the account: a client deleting
+// a message.
 // The figure covers both commands.
 func (s *session) expunge() error {
 	uid, ok := s.ownTarget()

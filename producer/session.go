@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-sasl"
 
@@ -30,7 +29,6 @@ type session struct {
 	acct     int                // leased account, -1 when disconnected
 	selected bool               // INBOX is selected: FETCH and STORE may be sent
 	uids     []known            // recently seen messages of INBOX, for FETCH, STORE, body and COPY
-	own      []imap.UID         // messages this session appended to INBOX, for MOVE and EXPUNGE
 	folders  []string           // mailboxes other than INBOX from LIST, for STATUS
 	ownReady bool               // ownMailbox exists (CREATEd on this connection)
 	filed    int                // COPYs and MOVEs since ownMailbox was last trimmed
@@ -286,7 +284,7 @@ func (s *session) disconnect() {
 	s.acct = -1
 	s.closePusher()
 	s.selected, s.ownReady, s.filed = false, false, 0
-	s.uids, s.own, s.folders = s.uids[:0], s.own[:0], s.folders[:0]
+	s.uids, s.folders = s.uids[:0], s.folders[:0]
 	s.exists.Store(0)
 }
 

@@ -111,7 +111,7 @@ func Remedy(code string) string {
 	case messages.ReasonFailing:
 		return "the server is not answering correctly: check the address and port, --tls and --tls-ca, and the accounts' user names and passwords"
 	case messages.ReasonUnaddressable:
-		return "fill the accounts before the run (imapload seed --messages 1000 …) for fetch, store, body and copy; give append more weight than move and expunge together, which only take messages their session appended; or offer commands that need no message (list, select, append, noop); then rerun"
+		return "fill the accounts before the run (imapload seed --messages 1000 …), or offer commands that need no message (list, select, append, noop), then rerun"
 	case messages.ReasonNoResult:
 		return "start an aggregator (imapload aggregator) on the same NATS and check its log"
 	}
