@@ -12,7 +12,7 @@ import (
 // clears it after (twice more around each literal), so a FETCH moves the
 // runtime's poller timer eight times and a SELECT about sixteen. The
 // producer does not need them: every command runs under the session's own
-// operation timeout (guardClient), which closes the connection when it
+// operation timeout (opguard.Run), which closes the connection when it
 // fires, and that unblocks the reader as a deadline would. Write deadlines
 // and Close pass through.
 type guardedConn struct{ net.Conn }

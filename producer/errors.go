@@ -6,6 +6,7 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 
+	"github.com/imapload/imapload/internal/opguard"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -34,7 +35,7 @@ var errShutdownGrace = errors.New("producer: stopping, and the grace to publish 
 var (
 	// errTimeout is an operation that got no reply within Options.OpTimeout;
 	// the producer closed the connection (go-imap's own read timeout is 30 s).
-	errTimeout = errors.New("timeout")
+	errTimeout = opguard.ErrTimeout
 	// errIntegrity is an appended message that did not come back byte for
 	// byte (or did not come back at all) when fetched right after the APPEND.
 	errIntegrity = errors.New("integrity")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
+	"github.com/imapload/imapload/internal/opguard"
 )
 
 // Push latency (RFC 2177 IDLE). A session cannot APPEND while it idles, so
@@ -41,7 +42,7 @@ func (s *session) idleCommand() (out outcome, err error) {
 		return out, err
 	}
 	op := func() (err error) { out.from, out.to, err = s.idle(); return err }
-	return out, blame(guardClient(closers{s.c, s.pusher}, s.env.cfg.OpTimeout, op))
+	return out, blame(opguard.Run(closers{s.c, s.pusher}, s.env.cfg.OpTimeout, op))
 }
 
 // idle is IDLE on the session's connection, an APPEND to INBOX on the
@@ -92,7 +93,7 @@ func (s *session) dialPusher() error {
 	if err != nil {
 		return err
 	}
-	if err := guardClient(c, s.env.cfg.OpTimeout, s.login(c, s.env.pool.account(s.acct))); err != nil {
+	if err := opguard.Run(c, s.env.cfg.OpTimeout, s.login(c, s.env.pool.account(s.acct))); err != nil {
 		c.Close()
 		return err
 	}
@@ -126,7 +127,7 @@ func appendTo(c *imapclient.Client, raw []byte) (imap.UID, []byte, error) {
 	return data.UID, raw, nil
 }
 
-// closers closes several connections as one (for guardClient).
+// closers closes several connections as one (for opguard.Run).
 type closers []io.Closer
 
 // Close closes each; it reports no error (a guard's close is best effort).

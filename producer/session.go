@@ -11,6 +11,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-sasl"
 
+	"github.com/imapload/imapload/internal/opguard"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -205,7 +206,7 @@ func (s *session) dial(ctx context.Context, opts *imapclient.Options) (*imapclie
 		}
 	}
 	c := imapclient.New(guardedConn{conn}, opts)
-	if err := guardClient(c, s.env.cfg.OpTimeout, c.WaitGreeting); err != nil {
+	if err := opguard.Run(c, s.env.cfg.OpTimeout, c.WaitGreeting); err != nil {
 		c.Close()
 		return nil, 0, err
 	}
@@ -235,7 +236,7 @@ func (s *session) startTLS(conn net.Conn, opts *imapclient.Options) (*imapclient
 	opts.TLSConfig = s.env.tlsConf
 	start := time.Now()
 	var c *imapclient.Client
-	err := guardClient(conn, s.env.cfg.OpTimeout, func() (err error) {
+	err := opguard.Run(conn, s.env.cfg.OpTimeout, func() (err error) {
 		c, err = imapclient.NewStartTLS(guardedConn{conn}, opts)
 		return err
 	})
@@ -244,7 +245,7 @@ func (s *session) startTLS(conn net.Conn, opts *imapclient.Options) (*imapclient
 		return nil, 0, err
 	}
 	tlsTime := time.Since(start)
-	if err := guardClient(c, s.env.cfg.OpTimeout, c.WaitGreeting); err != nil {
+	if err := opguard.Run(c, s.env.cfg.OpTimeout, c.WaitGreeting); err != nil {
 		c.Close()
 		return nil, 0, err
 	}
@@ -299,5 +300,5 @@ func (s *session) farewell() {
 // closed reports whether the connection has gone.
 func (s *session) closed() bool { return isClosed(s.c) }
 
-// guard runs op on the session's connection within d (see guardClient).
-func (s *session) guard(d time.Duration, op func() error) error { return guardClient(s.c, d, op) }
+// guard runs op on the session's connection within d (see opguard.Run).
+func (s *session) guard(d time.Duration, op func() error) error { return opguard.Run(s.c, d, op) }

@@ -3,6 +3,7 @@ package seed
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-sasl"
+	"github.com/imapload/imapload/internal/opguard"
 )
 
 // Account is one IMAP login. The password is never logged nor put in an
@@ -89,17 +91,11 @@ func (o *Options) clientTLS() *tls.Config {
 }
 
 // guard runs op and closes c if op has not returned within d, which makes
-// op fail; it then returns an error that says so.
+// op fail (see opguard.Run); it then returns an error that says so.
 func guard(c io.Closer, d time.Duration, op func() error) error {
-	fired := make(chan struct{})
-	t := time.AfterFunc(d, func() {
-		c.Close()
-		close(fired)
-	})
-	err := op()
-	if t.Stop() {
-		return err
+	err := opguard.Run(c, d, op)
+	if errors.Is(err, opguard.ErrTimeout) {
+		return fmt.Errorf("no answer within %s (--op-timeout)", d)
 	}
-	<-fired
-	return fmt.Errorf("no answer within %s (--op-timeout)", d)
+	return err
 }

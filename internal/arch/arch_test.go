@@ -41,17 +41,18 @@ var rules = map[string]rule{
 	"verdict":  {uses: wire},
 	"bus":      {uses: wire, nats: true},
 	// The health endpoint sees batches and results handed to it, no NATS.
-	"health": {uses: wire},
-	"seed":   {}, // fills IMAP accounts with mail; IMAP only
+	"health":           {uses: wire},
+	"internal/opguard": {},                                   // a timeout that closes a connection
+	"seed":             {uses: []string{"internal/opguard"}}, // fills IMAP accounts with mail; IMAP only
 	// The roles and the controls meet only on NATS subjects: none imports
 	// another, nor the embedded servers.
-	"producer":   {uses: cores, nats: true},
+	"producer":   {uses: slices.Concat(cores, []string{"internal/opguard"}), nats: true},
 	"aggregator": {uses: cores, nats: true},
 	"reporter":   {uses: cores, nats: true},
 	"ramp":       {uses: control, nats: true},
 	"progress":   {uses: control, nats: true},
 	// The binary wires everything together, and links no test code.
-	"cmd/imapload": {uses: slices.Concat(cores, roles, []string{"embedded", "health", "seed"}), nats: true},
+	"cmd/imapload": {uses: slices.Concat(cores, roles, []string{"embedded", "health", "seed", "internal/opguard"}), nats: true},
 	// Test support, imported by _test.go files only (and the e2estatus tool).
 	"internal/testkit":          {testing: true},
 	"internal/testkit/natstest": {uses: []string{"embedded"}, nats: true, testing: true},

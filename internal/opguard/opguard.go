@@ -1,22 +1,29 @@
-package producer
+// Package opguard bounds one blocking operation on a connection by closing
+// the connection when the operation takes too long, which makes it fail. The
+// producer runs every IMAP command under it, and imapload seed every APPEND.
+package opguard
 
 import (
+	"errors"
 	"io"
 	"sync"
 	"time"
 )
 
-// guardClient runs op and closes c (a client, or a connection that has no
-// client yet) if op has not returned within d, which makes op fail; it then
-// returns errTimeout. go-imap's own read timeout is a fixed 30 s, too long
-// for a load test's view of "no answer".
+// ErrTimeout is Run's error when the operation did not return in time.
+var ErrTimeout = errors.New("timeout")
+
+// Run runs op and closes c (a client, or a connection that has no client
+// yet) if op has not returned within d, which makes op fail; it then returns
+// ErrTimeout. go-imap's own read timeout is a fixed 30 s, too long for a
+// load test's view of "no answer".
 //
 // Every command runs under it, so it allocates nothing: the timer and its
 // channel belong to an opGuard taken from a pool, reused command after
 // command (a new time.AfterFunc and channel per command were three
 // allocations, 256 bytes, and about a tenth of the producer's own CPU per
 // command; BENCHMARKS.md).
-func guardClient(c io.Closer, d time.Duration, op func() error) error {
+func Run(c io.Closer, d time.Duration, op func() error) error {
 	g := guards.Get().(*opGuard)
 	err := g.run(c, d, op)
 	guards.Put(g)
@@ -45,7 +52,7 @@ func newOpGuard() *opGuard {
 	return g
 }
 
-// run is guardClient with g's timer.
+// run is Run with g's timer.
 func (g *opGuard) run(c io.Closer, d time.Duration, op func() error) error {
 	g.setCloser(c)
 	defer g.setCloser(nil) // a pooled guard holds no connection
@@ -55,7 +62,7 @@ func (g *opGuard) run(c io.Closer, d time.Duration, op func() error) error {
 		return err
 	}
 	<-g.fired // the timer fired: wait until it has closed c
-	return errTimeout
+	return ErrTimeout
 }
 
 func (g *opGuard) setCloser(c io.Closer) {

@@ -1,4 +1,4 @@
-package producer
+package opguard
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ func (c *closer) Close() error {
 	return nil
 }
 
-func TestGuardClient(t *testing.T) {
+func TestRun(t *testing.T) {
 	errOp := errors.New("op failed")
 	tests := []struct {
 		name      string
@@ -34,45 +34,45 @@ func TestGuardClient(t *testing.T) {
 		{name: "answered", d: time.Hour, op: func(*closer) error { return nil }},
 		{name: "failed", d: time.Hour, op: func(*closer) error { return errOp }, want: errOp},
 		{name: "no answer", d: time.Millisecond, op: func(c *closer) error { <-c.closed; return errOp },
-			want: errTimeout, wantClose: 1},
+			want: ErrTimeout, wantClose: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// Twice each: a guard is reused after it fired and after it did not.
 			for range 2 {
 				c := newCloser()
-				if err := guardClient(c, tt.d, func() error { return tt.op(c) }); err != tt.want {
-					t.Fatalf("guardClient() = %v, want %v", err, tt.want)
+				if err := Run(c, tt.d, func() error { return tt.op(c) }); err != tt.want {
+					t.Fatalf("Run() = %v, want %v", err, tt.want)
 				}
 				if n := c.n.Load(); n != tt.wantClose {
-					t.Fatalf("guardClient() closed the client %d times, want %d", n, tt.wantClose)
+					t.Fatalf("Run() closed the client %d times, want %d", n, tt.wantClose)
 				}
 			}
 		})
 	}
 }
 
-// TestGuardClientNested: an operation may guard another (a STARTTLS dial
+// TestRunNested: an operation may guard another (a STARTTLS dial
 // guards the greeting inside the connection's guard); each has its own timer.
-func TestGuardClientNested(t *testing.T) {
+func TestRunNested(t *testing.T) {
 	outer, inner := newCloser(), newCloser()
-	err := guardClient(outer, time.Hour, func() error {
-		return guardClient(inner, time.Millisecond, func() error { <-inner.closed; return nil })
+	err := Run(outer, time.Hour, func() error {
+		return Run(inner, time.Millisecond, func() error { <-inner.closed; return nil })
 	})
-	if err != errTimeout || outer.n.Load() != 0 || inner.n.Load() != 1 {
-		t.Fatalf("nested guardClient() = %v, closes outer %d inner %d; want errTimeout, 0, 1",
+	if err != ErrTimeout || outer.n.Load() != 0 || inner.n.Load() != 1 {
+		t.Fatalf("nested Run() = %v, closes outer %d inner %d; want ErrTimeout, 0, 1",
 			err, outer.n.Load(), inner.n.Load())
 	}
 }
 
-// BenchmarkGuardClient is the guard's own cost per command: arm a timeout,
+// BenchmarkRun is the guard's own cost per command: arm a timeout,
 // run an operation that answers at once, disarm.
-func BenchmarkGuardClient(b *testing.B) {
+func BenchmarkRun(b *testing.B) {
 	c := newCloser()
 	op := func() error { return nil }
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := guardClient(c, time.Minute, op); err != nil {
+		if err := Run(c, time.Minute, op); err != nil {
 			b.Fatal(err)
 		}
 	}
