@@ -56,9 +56,11 @@ func (p runPlan) longest(ramped int) (steps int, d time.Duration) {
 	if len(p.Ramp.Connections) == 0 {
 		steps += p.Ramp.Refine
 	}
-	if p.Ramp.MaxSteps > 0 {
-		steps = min(steps, p.Ramp.MaxSteps)
+	most := p.Ramp.MaxSteps
+	if most <= 0 {
+		most = ramp.DefaultMaxSteps
 	}
+	steps = min(steps, most)
 	return steps, time.Duration(steps) * p.stepLength()
 }
 
