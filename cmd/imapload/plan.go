@@ -31,14 +31,13 @@ type runPlan struct {
 }
 
 // planSteps are the steps a plan offers when every one holds: its rates
-// (commands/s) and, for a connection ramp, the connections held; and why it
-// then stops.
-func (p runPlan) planSteps() (rates []float64, conns []int, stop string) {
+// (commands/s) and, for a connection ramp, the connections held.
+func (p runPlan) planSteps() (rates []float64, conns []int) {
 	var done []messages.StepResult
 	for {
 		rate, c, why := p.Ramp.NextStep(done)
 		if why != "" {
-			return rates, conns, why
+			return rates, conns
 		}
 		rates, conns = append(rates, rate), append(conns, c)
 		held := messages.StepResult{Step: len(done) + 1, TargetRate: rate, DeliveredRate: rate, Ratio: 1, Verdict: messages.VerdictHeld}
@@ -71,14 +70,14 @@ func (p runPlan) stepLength() time.Duration {
 
 // write prints the plan.
 func (p runPlan) write(w io.Writer) {
-	rates, conns, stop := p.planSteps()
+	rates, conns := p.planSteps()
 	steps, d := p.longest(len(rates))
 	var b strings.Builder
 	fmt.Fprintf(&b, "plan of run %s:\n", p.Run)
 	fmt.Fprintf(&b, "  target     %s, %s, log in by %s\n", p.Target, p.TLS, authWords(p.Auth))
 	fmt.Fprintf(&b, "  accounts   %s\n", p.Accounts)
 	fmt.Fprintf(&b, "  producers  %s\n", p.Producers)
-	p.writeRates(&b, rates, conns, stop)
+	p.writeRates(&b, rates, conns)
 	fmt.Fprintf(&b, "  each step  warm-up %v + window %v\n", p.Template.WarmupOrDefault(), p.Template.Duration.D())
 	fmt.Fprintf(&b, "  longest    %d steps × %v = %v, plus up to --result-wait %v per step if results are late\n",
 		steps, p.stepLength(), d, p.ResultWait)
@@ -87,7 +86,7 @@ func (p runPlan) write(w io.Writer) {
 
 // writeRates prints the rates in order, the most the plan offers and how
 // far past the knee it goes.
-func (p runPlan) writeRates(b *strings.Builder, rates []float64, conns []int, stop string) {
+func (p runPlan) writeRates(b *strings.Builder, rates []float64, conns []int) {
 	if len(p.Ramp.Connections) > 0 {
 		fmt.Fprintf(b, "  steps      %s held IDLE connections, at a fixed %s commands/s\n", listInts(conns), num(p.Ramp.Rate))
 	} else {
@@ -100,7 +99,7 @@ func (p runPlan) writeRates(b *strings.Builder, rates []float64, conns []int, st
 			most += fmt.Sprintf(" with %d connections", c)
 		}
 	}
-	fmt.Fprintf(b, "  at most    %s, the last if every step holds (%s); it stops %s past the knee", most, stop, plural(p.Ramp.AfterKnee, "step"))
+	fmt.Fprintf(b, "  at most    %s (the last step, if every one holds); it stops %s past the knee", most, plural(p.Ramp.AfterKnee, "step"))
 	if p.Ramp.Refine > 0 && len(p.Ramp.Connections) == 0 {
 		fmt.Fprintf(b, ", then bisects %s between the last held rate and the knee", plural(p.Ramp.Refine, "step"))
 	}
