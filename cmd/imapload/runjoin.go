@@ -75,6 +75,9 @@ func joinCommand(fs *pflag.FlagSet, url, seed, id string) (string, []string) {
 		if producerFlags.Lookup(f.Name) == nil || strings.HasPrefix(f.Name, "nats") || f.Name == "id" {
 			return
 		}
+		if secretOf(f) == f.Name && fs.Changed(f.Name+"-file") {
+			return // set from its file, whose path is printed
+		}
 		if secretOf(f) == f.Name {
 			file := strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_")) + "_FILE"
 			args = append(args, "--"+f.Name+"-file", file)
