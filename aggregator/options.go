@@ -16,7 +16,7 @@ type Options struct {
 	// duration after its first batch was stored) before it is closed without
 	// the missing final batches (default 15s).
 	StepTimeout time.Duration
-	// Durable is the durable consumer's name (default "imapload-aggregator").
+	// Durable is the durable consumer's name (default DefaultDurable).
 	// A restarted aggregator with the same name resumes where it left off.
 	Durable string
 	// AckWait is how long the stream waits for an acknowledgement before
@@ -75,9 +75,14 @@ func (o *Options) warnEvery() time.Duration {
 	return o.WarnEvery
 }
 
+// DefaultDurable is the name of the aggregator's durable consumer of
+// batches when Options.Durable is empty: whoever must tell whether an
+// aggregator already consumes (imapload run on a fleet's NATS) looks for it.
+const DefaultDurable = "imapload-aggregator"
+
 func (o *Options) durable() string {
 	if o == nil || o.Durable == "" {
-		return "imapload-aggregator"
+		return DefaultDurable
 	}
 	return o.Durable
 }

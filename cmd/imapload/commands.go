@@ -14,6 +14,7 @@ func commands(g *globalFlags) []*cobra.Command {
 		reporterCmd(g),
 		stepCmd(g),
 		rampCmd(g),
+		runCmd(g),
 		demoCmd(g),
 		tailCmd(),
 		compareCmd(),

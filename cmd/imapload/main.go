@@ -1,10 +1,18 @@
 // Command imapload measures how many IMAP operations per second a server
 // sustains before it stops keeping up. See README.md.
 //
-// Subcommands: demo (everything in one process), nats (an embedded NATS server
-// with JetStream), imapserver (the embedded test IMAP server), producer,
-// aggregator, reporter, step (publish one step command), ramp (drive a run
-// step by step until the knee) and seed (fill accounts with mail before a run).
+// Subcommands:
+//   - run: find the knee of your IMAP server in one process (NATS, producers,
+//     aggregator, reporter and ramp), and let producers on other hosts join;
+//   - demo: run against the embedded test IMAP server;
+//   - seed: fill accounts with mail before a run;
+//   - the fleet's roles, one process each: nats (an embedded NATS server with
+//     JetStream), roles (a nats-server configuration with a user per role),
+//     producer, aggregator, reporter;
+//   - driving a fleet: step (publish one step command), ramp (drive a run
+//     step by step until the knee);
+//   - reading results: tail (follow a run's results), compare (two runs);
+//   - imapserver: the embedded test IMAP server on its own.
 //
 // Exit codes (package verdict): 0 a verdict was reached and every threshold
 // passed, 1 the run could not be carried out, 2 a usage error, 3 the server

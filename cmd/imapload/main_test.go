@@ -48,10 +48,18 @@ func TestMain(m *testing.M) {
 func clearEnv() {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "IMAPLOAD_") && name != "IMAPLOAD_E2E" {
+		if strings.HasPrefix(name, "IMAPLOAD_") && !suiteVar(name) {
 			os.Unsetenv(name)
 		}
 	}
+}
+
+// suiteVar reports whether name enables or describes an end-to-end suite
+// (testkit's Suites: IMAPLOAD_E2E, IMAPLOAD_LONG, the Dovecot of
+// deploy/dovecot/start.sh), which the tests read; no command has a flag of
+// that name.
+func suiteVar(name string) bool {
+	return name == "IMAPLOAD_E2E" || name == "IMAPLOAD_LONG" || strings.HasPrefix(name, "IMAPLOAD_DOVECOT_")
 }
 
 // buildBinary runs `go build` of this package into dir.

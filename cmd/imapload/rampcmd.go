@@ -88,7 +88,7 @@ func runRampCmd(cmd *cobra.Command, c *rampConfig, log *slog.Logger) error {
 	}
 	defer nc.Close()
 	out := cmd.OutOrStdout()
-	results, err := driveRamp(cmd.Context(), nc, &ramp.Options{Template: tmpl, Plan: plan, ResultWait: c.ResultWait, Bus: c.NATS.bus(), Logger: log}, out)
+	results, err := driveRamp(cmd.Context(), nc, &ramp.Options{Template: tmpl, Plan: plan, ResultWait: c.ResultWait, Bus: c.NATS.bus(), Logger: log}, out, progress.IsTerminal(out))
 	if len(results) == 0 {
 		return err
 	}
@@ -113,10 +113,10 @@ func runReport(run string, results []messages.StepResult, threshold float64, cri
 	return report
 }
 
-// driveRamp runs the controller with live progress on out, one summary line
-// per finished step, and returns the results.
-func driveRamp(ctx context.Context, nc *nats.Conn, o *ramp.Options, out io.Writer) ([]messages.StepResult, error) {
-	tty := progress.IsTerminal(out)
+// driveRamp runs the controller with live progress on out (redrawn in
+// place when tty), one summary line per finished step, and returns the
+// results.
+func driveRamp(ctx context.Context, nc *nats.Conn, o *ramp.Options, out io.Writer, tty bool) ([]messages.StepResult, error) {
 	var (
 		wg         sync.WaitGroup
 		stopWatch  context.CancelFunc = func() {}

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nats-io/nkeys"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -88,7 +87,7 @@ func runRoles(cmd *cobra.Command, c *rolesConfig) error {
 	if err := prepareOut(c.Out, c.Force); err != nil {
 		return err
 	}
-	if sc.Users, err = writeSeeds(c.Out, perms); err != nil {
+	if sc.Users, err = bus.WriteSeeds(c.Out, perms); err != nil {
 		return err
 	}
 	if err := writeConfig(filepath.Join(c.Out, "nats.conf"), sc); err != nil {
@@ -153,56 +152,6 @@ func prepareOut(out string, force bool) error {
 		return usage(fmt.Errorf("%s exists: --force replaces it and every seed beside it", conf))
 	}
 	return nil
-}
-
-// writeSeeds generates an NKey user per role, writes its seed to
-// out/<role>.nk (mode 0600) and returns the users with their public keys.
-func writeSeeds(out string, perms []bus.Permissions) ([]bus.User, error) {
-	users := make([]bus.User, 0, len(perms))
-	for _, p := range perms {
-		pub, err := writeSeed(filepath.Join(out, p.Role+".nk"))
-		if err != nil {
-			return nil, fmt.Errorf("roles: %s: %w", p.Role, err)
-		}
-		users = append(users, bus.User{Permissions: p, NKey: pub})
-	}
-	return users, nil
-}
-
-// writeSeed creates a user key pair, writes its seed to path and returns
-// its public key.
-func writeSeed(path string) (string, error) {
-	kp, err := nkeys.CreateUser()
-	if err != nil {
-		return "", err
-	}
-	defer kp.Wipe()
-	seed, err := kp.Seed()
-	if err != nil {
-		return "", err
-	}
-	if err := writePrivate(path, append(seed, '\n')); err != nil {
-		return "", err
-	}
-	return kp.PublicKey()
-}
-
-// writePrivate writes b to path with mode 0600, whatever mode a file
-// already there had.
-func writePrivate(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func writeConfig(path string, c bus.ServerConfig) error {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/imapload/imapload/bus"
 	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/progress"
 	"github.com/imapload/imapload/ramp"
 	"github.com/imapload/imapload/reporter"
 	"github.com/imapload/imapload/verdict"
@@ -225,7 +226,7 @@ func (c *stepConfig) result(cmd *cobra.Command, nc *nats.Conn, body []byte, log 
 	}
 	plan := ramp.Plan{Rates: []float64{sc.Rate}, MaxSteps: 1, Threshold: c.Threshold}
 	results, err := driveRamp(cmd.Context(), nc, &ramp.Options{Template: sc, Plan: plan, FirstStep: sc.Step,
-		ResultWait: c.ResultWait, Bus: c.NATS.bus(), Logger: log}, cmd.OutOrStdout())
+		ResultWait: c.ResultWait, Bus: c.NATS.bus(), Logger: log}, cmd.OutOrStdout(), progress.IsTerminal(cmd.OutOrStdout()))
 	if len(results) == 0 {
 		return err
 	}

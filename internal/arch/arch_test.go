@@ -35,7 +35,8 @@ var rules = map[string]rule{
 	// contract's own codec, which only the contract imports.
 	"messages/internal/wire": {importers: []string{"messages"}},
 	"messages":               {uses: []string{"messages/internal/wire"}},
-	"embedded":               {nats: true}, // the in-process servers: only cmd/ and natstest import them
+	// The in-process servers: only the binary, the pipeline and natstest import them.
+	"embedded": {nats: true, importers: []string{"cmd/imapload", "pipeline", "internal/testkit/natstest"}},
 	// On top of messages: the pure cores and the NATS plumbing.
 	"recorder": {uses: wire},
 	"verdict":  {uses: wire},
@@ -51,8 +52,11 @@ var rules = map[string]rule{
 	"reporter":   {uses: cores, nats: true},
 	"ramp":       {uses: control, nats: true},
 	"progress":   {uses: control, nats: true},
+	// The whole pipeline in one process (run, demo): NATS, the roles and the
+	// ramp wired as separate processes would be; only the binary imports it.
+	"pipeline": {uses: slices.Concat(cores, roles, []string{"embedded", "internal/opguard"}), nats: true, importers: []string{"cmd/imapload"}},
 	// The binary wires everything together, and links no test code.
-	"cmd/imapload": {uses: slices.Concat(cores, roles, []string{"embedded", "health", "seed", "internal/opguard"}), nats: true},
+	"cmd/imapload": {uses: slices.Concat(cores, roles, []string{"pipeline", "embedded", "health", "seed", "internal/opguard"}), nats: true},
 	// Test support, imported by _test.go files only (and the e2estatus tool).
 	"internal/testkit":          {testing: true},
 	"internal/testkit/natstest": {uses: []string{"embedded"}, nats: true, testing: true},
