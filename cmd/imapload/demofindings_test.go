@@ -49,13 +49,32 @@ func checkReportKnee(t *testing.T, r messages.RunReport) {
 	}
 }
 
+// judgement is how much of a demo's measurements a test judges.
+type judgement int
+
+const (
+	// judgePlumbing judges output, files and the physics of the results.
+	judgePlumbing judgement = iota
+	// judgeKnee adds the verdict: a knee within one step of the capacity, or
+	// inconclusive for the generators' reasons; never a wrong knee. It is
+	// what a host made busy on purpose must still get right. Whether login
+	// is bimodal and whether the slow accounts make the pooled tail are
+	// latency shapes a busy host's queueing can blur (CPU hogs slowed the
+	// bcrypt misses and the cache hits alike, so login read as one mode),
+	// so they are not judged there.
+	judgeKnee
+	// judgeAll adds the latency findings: the bimodal login and the slow
+	// backend's tail (the quiet, race-free run).
+	judgeAll
+)
+
 // checkFindings judges the demo's findings against the embedded server's
 // knobs, whatever the machine's load. A run that could not measure the
 // server (its producers fell behind on a busy machine) must say so, name why
 // and offer no knee: that is a right answer, not a skip. A run that found a
 // knee must find it within one step of the capacity, and its valid steps
 // must show the bimodal login and the slow backend.
-func checkFindings(t *testing.T, r messages.RunReport, capacity float64) {
+func checkFindings(t *testing.T, r messages.RunReport, capacity float64, judge judgement) {
 	t.Helper()
 	switch r.Verdict {
 	case messages.RunInconclusive:
@@ -65,6 +84,12 @@ func checkFindings(t *testing.T, r messages.RunReport, capacity float64) {
 		checkKnee(t.Errorf, r, capacity)
 	default:
 		t.Errorf("demo verdict %q, want a knee or inconclusive; steps %s", r.Verdict, stepRatios(r))
+		return
+	}
+	if judge < judgeAll {
+		if !t.Failed() {
+			t.Logf("demo knee judged and held: knee at %.0f/s within one step of the capacity %.0f/s (latency findings not judged on a host made busy)", r.Knee.Rate, capacity)
+		}
 		return
 	}
 	checkSlowBackend(t.Errorf, t.Logf, r)

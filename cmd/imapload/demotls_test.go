@@ -14,8 +14,9 @@ import (
 // TestDemoTLS: `imapload demo --tls` serves implicit TLS and its producers
 // dial it, trusting the server's own certificate. (They dialled plaintext:
 // nothing was delivered, no error was counted, and a busy machine was
-// blamed.) Judged on what was measured, not on speed: commands succeeded,
-// the dial phase has TLS handshake figures and no dial failed.
+// blamed.) Judged on what was measured, not on speed: commands succeeded
+// on a server that speaks only TLS, the dials in the window have TLS
+// handshake figures and no dial failed.
 func TestDemoTLS(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "report")
@@ -33,9 +34,14 @@ func TestDemoTLS(t *testing.T) {
 		t.Fatalf("report.json: %v, %d steps; want one step", err, len(rep.Steps))
 	}
 	s := rep.Steps[0]
-	dial := s.Phases[messages.Dial.String()]
-	if s.Succeeded == 0 || dial.TLS == nil || dial.TLS.P50 <= 0 {
-		t.Errorf("demo --tls step: %d commands succeeded, dial TLS figures %+v; want commands served over TLS", s.Succeeded, dial.TLS)
+	if s.Succeeded == 0 {
+		t.Errorf("demo --tls step: no command succeeded; want commands served over TLS (the server speaks nothing else)")
+	}
+	// Dials are counted in the window they start in; on a busy host every
+	// session may have dialled during the warm-up, leaving none in the
+	// window. Those that are counted must carry TLS handshake figures.
+	if dial := s.Phases[messages.Dial.String()]; dial.Count > 0 && (dial.TLS == nil || dial.TLS.P50 <= 0) {
+		t.Errorf("demo --tls step: %d dials in the window, TLS figures %+v; want a handshake time for each", dial.Count, dial.TLS)
 	}
 	for _, e := range s.Errors {
 		if e.Phase == messages.Dial.String() {

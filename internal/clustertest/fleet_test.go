@@ -2,6 +2,7 @@ package clustertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -271,38 +272,29 @@ func (f *fleet) batches(run string, step int) []*messages.SampleBatch {
 	return out
 }
 
-// read returns the data of every message of stream on subject, with an
-// ordered consumer. Each request has 5 s: one sent as its server went down
-// is lost, and the caller tries again.
+// read returns the data of every message of stream on subject, read by
+// sequence with the message-get API: each request is bounded by its context
+// and a server going down loses only that request, and the caller tries
+// again. (An ordered consumer here hung the suite for 30 minutes after a
+// node was killed: its reset retries consumer creation without end and
+// Next's wait does not bound it.)
 func read(js jetstream.JetStream, stream, subject string) ([][]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	st, err := js.Stream(ctx, stream)
 	if err != nil {
 		return nil, fmt.Errorf("Stream(%s): %w", stream, err)
 	}
-	info, err := st.Info(ctx, jetstream.WithSubjectFilter(subject))
-	if err != nil {
-		return nil, fmt.Errorf("Info(%s): %w", stream, err)
-	}
-	var n uint64
-	for _, c := range info.State.Subjects {
-		n += c
-	}
 	var out [][]byte
-	if n == 0 {
-		return out, nil
-	}
-	oc, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
-	if err != nil {
-		return nil, fmt.Errorf("OrderedConsumer(%s): %w", stream, err)
-	}
-	for uint64(len(out)) < n {
-		m, err := oc.Next(jetstream.FetchMaxWait(5 * time.Second))
-		if err != nil {
-			return nil, fmt.Errorf("reading %s on %s: %d of %d messages: %w", stream, subject, len(out), n, err)
+	for seq := uint64(1); ; {
+		m, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return out, nil
 		}
-		out = append(out, m.Data())
+		if err != nil {
+			return nil, fmt.Errorf("reading %s on %s from sequence %d: %w", stream, subject, seq, err)
+		}
+		out = append(out, m.Data)
+		seq = m.Sequence + 1
 	}
-	return out, nil
 }
