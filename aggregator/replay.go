@@ -12,6 +12,10 @@ import (
 // replayBatch is how many messages one fetch of a replay asks for.
 const replayBatch = 256
 
+// replayResets bounds how often a replay re-creates its consumer (about
+// 1+2+4 s of back-off) before it fails and its caller tries again.
+const replayResets = 3
+
 // replay opens the step cmd started by reading every batch of it stored so far, in stream
 // order, with an ordered consumer. Whatever this aggregator, or one before
 // it, acknowledged earlier is pooled again: that is what makes a restart
@@ -62,9 +66,14 @@ func (a *Aggregator) loadRun(ctx context.Context, run string) error {
 func (a *Aggregator) readAll(ctx context.Context, stream, filter string, each func(jetstream.Msg, *jetstream.MsgMetadata)) error {
 	ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 	defer cancel()
+	// Every fetch of an ordered consumer first re-creates its consumer, and
+	// by default retries that without end (ctx does not reach it): after a
+	// cluster node is lost that was seen to hang a reader for 30 minutes. A
+	// replay is bounded; the caller tries again.
 	oc, err := a.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects:    []string{filter},
 		InactiveThreshold: 10 * time.Second,
+		MaxResetAttempts:  replayResets,
 	})
 	if err != nil {
 		return err
