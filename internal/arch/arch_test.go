@@ -25,7 +25,7 @@ var (
 	wire    = []string{"messages", "messages/internal/wire"} // the contract and the codec under it
 	cores   = append([]string{"verdict", "recorder", "bus"}, wire...)
 	control = append([]string{"verdict", "bus"}, wire...)
-	roles   = []string{"producer", "aggregator", "reporter", "ramp", "progress"}
+	roles   = []string{"producer", "aggregator", "reporter", "ramp", "progress", "observe"}
 )
 
 // rules is the layering of ARCHITECTURE.md's table, bottom up; every package
@@ -50,7 +50,10 @@ var rules = map[string]rule{
 	"aggregator": {uses: cores, nats: true},
 	"reporter":   {uses: cores, nats: true},
 	"ramp":       {uses: control, nats: true},
-	"progress":   {uses: control, nats: true},
+	// The observer scrapes the server's metrics over HTTP beside the
+	// other roles, and meets them only on NATS subjects too.
+	"observe":  {uses: cores, nats: true},
+	"progress": {uses: control, nats: true},
 	// The binary wires everything together, and links no test code.
 	"cmd/imapload": {uses: slices.Concat(cores, roles, []string{"embedded", "health", "seed", "internal/opguard"}), nats: true},
 	// Test support, imported by _test.go files only (and the e2estatus tool).
