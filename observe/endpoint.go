@@ -12,7 +12,7 @@ import (
 // Caps of one endpoint's figures: its memory grows with the series it
 // holds, never with the window's length.
 const (
-	maxSeries       = 4096                  // series of all its figures
+	maxSeries       = 4096                    // series of all its figures
 	maxFigureInputs = 2 * messages.MaxFigures // figures, and the hidden inputs of means
 )
 
@@ -30,8 +30,8 @@ type endpoint struct {
 	failed   int
 	omitted  int
 	lastErr  string
-	first    time.Time // first successful scrape
-	last     time.Time // last successful scrape
+	first    time.Time          // first successful scrape
+	last     time.Time          // last successful scrape
 	scrape   map[string]float64 // this scrape's gauge values, by figure
 }
 
