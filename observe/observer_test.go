@@ -34,7 +34,9 @@ func endpoints(t *testing.T) (good, failing, garbage string) {
 		fmt.Fprintf(w, "# TYPE imapload_imapserver_commands_total counter\nimapload_imapserver_commands_total %d\n", 10*n.Add(1))
 	})
 	failing = srv(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "broken", http.StatusInternalServerError) })
-	garbage = srv(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "imapload_imapserver_commands_total{ 12\n") })
+	garbage = srv(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "imapload_imapserver_commands_total{ 12\n")
+	})
 	// the password must never reach a message
 	return strings.Replace(good, "http://", "http://scraper:s3cret@", 1), failing, garbage
 }
