@@ -56,6 +56,13 @@ const (
 	defaultMaxBytes = 16 << 20
 )
 
+// Check reports, as New would, the first option that cannot run (an error
+// wrapping ErrOptions), before any connection is made. It does no I/O.
+func (o *Options) Check() error {
+	_, err := o.normalized()
+	return err
+}
+
 // normalized returns a copy of o with every default filled in, or an
 // error wrapping ErrOptions naming the first bad option.
 func (o *Options) normalized() (Options, error) {
@@ -87,9 +94,10 @@ func (o *Options) check() error {
 		return fmt.Errorf("%w: id: %w", ErrOptions, messages.ValidName(o.ID))
 	case len(o.Endpoints) == 0 || len(o.Endpoints) > messages.MaxEndpoints:
 		return fmt.Errorf("%w: %d endpoints, want 1..%d", ErrOptions, len(o.Endpoints), messages.MaxEndpoints)
-	case o.Interval < minInterval || o.Timeout < 0 || o.PublishWait < 0 || o.MaxBytes < 0:
-		return fmt.Errorf("%w: interval %v (at least %v), timeout %v, publish wait %v, max bytes %d: want none negative",
-			ErrOptions, o.Interval, minInterval, o.Timeout, o.PublishWait, o.MaxBytes)
+	case o.Interval < minInterval:
+		return fmt.Errorf("%w: interval %v: want at least %v", ErrOptions, o.Interval, minInterval)
+	case o.Timeout < 0 || o.PublishWait < 0 || o.MaxBytes < 0:
+		return fmt.Errorf("%w: timeout %v, publish wait %v, max bytes %d: want none negative", ErrOptions, o.Timeout, o.PublishWait, o.MaxBytes)
 	}
 	for _, e := range o.Endpoints {
 		if err := checkURL(e); err != nil {

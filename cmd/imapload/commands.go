@@ -18,5 +18,6 @@ func commands(g *globalFlags) []*cobra.Command {
 		tailCmd(),
 		compareCmd(),
 		seedCmd(g),
+		observeCmd(g),
 	}
 }
