@@ -31,18 +31,23 @@ type resource struct {
 	text string  // what it was, with the figure: "CPU 1.97 of 2 cores busy (98%)"
 }
 
-// resources lists the step's resources, busiest first. A step with
-// figures of several hosts names each host.
+// resources lists the step's resources, busiest first. When several
+// endpoints describe resources (several hosts), each names its host.
 func resources(s *messages.ServerResult) []resource {
 	if s == nil {
 		return nil
 	}
 	var out []resource
-	hosts := len(s.Endpoints) > 1
+	described := 0
+	for i := range s.Endpoints {
+		if len(endpointResources(&s.Endpoints[i], "")) > 0 {
+			described++
+		}
+	}
 	for i := range s.Endpoints {
 		e := &s.Endpoints[i]
 		where := ""
-		if hosts {
+		if described > 1 {
 			where = " of " + endpointHost(e.URL)
 		}
 		out = append(out, endpointResources(e, where)...)
