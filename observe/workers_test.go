@@ -30,40 +30,41 @@ func TestWorkersBusyFinding(t *testing.T) {
 	}
 	p.startAggregator()
 	p.startObserver(&observe.Options{ID: "imap1", Endpoints: []string{imap.MetricsURL()}, Interval: 250 * time.Millisecond})
+	// A schedule lag of up to 100 ms still offers these rates: on a shared
+	// host under -race the producer's default (20 ms) voids steps that
+	// measured the server well.
 	p.startProducer(&producer.Options{ID: "p1", Addr: imap.Addr(), Accounts: accts, Sessions: 16, OpTimeout: 5 * time.Second,
-		FlushInterval: 500 * time.Millisecond, Seed: 42})
+		FlushInterval: 500 * time.Millisecond, Seed: 42, SaturationLag: 100 * time.Millisecond})
 	warmup := messages.Duration(time.Second)
 	r := p.ramp("workers", []float64{30, 200}, messages.StepCommand{Duration: messages.Duration(3 * time.Second), Warmup: &warmup}, nil)
 	text := table(t, r)
 	t.Logf("report:\n%s", text)
-	if len(r.Steps) != 2 {
-		t.Fatalf("%d steps, want 2", len(r.Steps))
-	}
 	for _, s := range r.Steps {
 		if s.Server == nil || len(s.Server.Observers) != 1 || len(s.Server.Endpoints) != 1 {
 			t.Fatalf("step %d: server figures %+v, want imap1's endpoint", s.Step, s.Server)
 		}
 	}
-	high := r.Steps[1]
-	busy, _ := high.Server.Endpoints[0].Figure("imapload_imapserver_workers_busy")
-	if !(busy.Value >= 1.8) {
-		t.Errorf("step 2 at twice the capacity: workers busy %v of 2, want at least 1.8", busy.Value)
+	if len(r.Steps) == 2 {
+		busy, _ := r.Steps[1].Server.Endpoints[0].Figure("imapload_imapserver_workers_busy")
+		if !(busy.Value >= 1.8) {
+			t.Errorf("step 2 at twice the capacity: workers busy %v of 2, want at least 1.8", busy.Value)
+		}
 	}
-	findings := strings.Join(r.Findings, "\n")
-	switch {
+	last := r.Steps[len(r.Steps)-1]
+	switch findings := strings.Join(r.Findings, "\n"); {
 	case r.Knee != nil && r.Knee.Step == 2:
 		if !busyFinding.MatchString(findings) || !strings.Contains(findings, "30.0/s held at ") {
 			t.Errorf("findings lack %q and the headroom of step 1:\n%s", busyFinding, findings)
 		}
-	case high.Verdict == messages.VerdictInconclusive && len(high.Reasons) > 0:
-		// A host too busy to offer the step says so, and why; the step's
-		// server line still shows what the workers did.
-		t.Logf("step 2 inconclusive on this host (%s): the knee finding is not judged", high.Reasons[0].Code)
+	case last.Verdict == messages.VerdictInconclusive && len(last.Reasons) > 0:
+		// A host too busy to offer the step says so, and why (the ramp
+		// stops there); the step's server line still shows the workers.
+		t.Logf("step %d inconclusive on this host (%s): the knee's finding is not judged", last.Step, last.Reasons[0].Code)
 		if !strings.Contains(text, "server: the server's 2 workers were busy") {
-			t.Errorf("table lacks step 2's server line:\n%s", text)
+			t.Errorf("table lacks the server line:\n%s", text)
 		}
 	default:
-		t.Errorf("knee %+v, step 2 %s: want the knee at step 2 (twice the capacity)", r.Knee, high.Verdict)
+		t.Errorf("knee %+v, step %d %s: want the knee at step 2 (twice the capacity)", r.Knee, last.Step, last.Verdict)
 	}
 }
 
