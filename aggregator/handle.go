@@ -152,7 +152,12 @@ func (a *Aggregator) close(ctx context.Context, st *openStep) {
 		a.drop(st)
 		return
 	}
+	server, ready := a.serverFor(ctx, st)
+	if !ready {
+		return // the next sweep looks again
+	}
 	r := st.pool.Result()
+	r.Server = server
 	r.Generated, r.Revision, r.ThroughSeq = a.now().UTC(), st.revision(), st.through()
 	if err := a.publish(ctx, &r); err != nil {
 		a.log.Warn("aggregator: publishing step result, will retry", "run", r.Run, "step", r.Step, "err", err)

@@ -33,6 +33,10 @@ type Options struct {
 	// WarnEvery is how often each kind of warning about bad input is
 	// logged at most, with the count of those not logged (default 10s).
 	WarnEvery time.Duration
+	// ServerWait is how long a step ready to be published waits for the
+	// server figures of the observers that announced it (default 10s);
+	// those still missing are named in the result (see server.go).
+	ServerWait time.Duration
 	// Pool tunes the pools (nil: defaults).
 	Pool *PoolOptions
 	// Bus sizes the streams the aggregator ensures (nil: defaults).

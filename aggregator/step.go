@@ -27,6 +27,7 @@ type openStep struct {
 	anchorSeq uint64
 	prev      *published // the published result, when the step was re-opened
 	reopened  time.Time  // when it was re-opened
+	serverBy  time.Time  // how long it waits for server figures, once ready (server.go)
 }
 
 func newOpenStep(cmd messages.StepCommand, opts *PoolOptions) *openStep {

@@ -75,6 +75,7 @@ func AggregatorPermissions() Permissions {
 	pub := []string{messages.ResultsSubjects, "$JS.API.INFO", "$JS.ACK." + messages.SamplesStream + ".>"}
 	pub = append(pub, ensureStreamAPI(messages.SamplesStream, messages.ResultsStream, StepsStream)...)
 	pub = append(pub, readStreamAPI(messages.SamplesStream, messages.ResultsStream, StepsStream)...)
+	pub = append(pub, serverReadAPI()...) // the observers' figures, attached to the results (server.go)
 	return Permissions{
 		Role: RoleAggregator, Doc: "aggregator: reads batches and step commands, publishes step results",
 		Publish: pub, Subscribe: []string{inboxes},

@@ -21,6 +21,7 @@ type gate struct {
 	service   time.Duration
 	slowDelay time.Duration
 	done      <-chan struct{} // closed when the server closes
+	load      gateLoad        // what the pool does, for /metrics (metrics.go)
 }
 
 // slot is one worker; free is when its last command's service ended on
@@ -56,14 +57,18 @@ func (g *gate) serve(gone <-chan struct{}) error {
 		return g.wait(g.service, gone)
 	}
 	var sl *slot
+	g.load.queued.Add(1)
 	select {
 	case sl = <-g.slots:
 	case <-g.done:
+		g.load.queued.Add(-1)
 		return closedError()
 	case <-gone:
+		g.load.queued.Add(-1)
 		return dropError()
 	}
-	defer func() { g.slots <- sl }()
+	since := g.load.acquired()
+	defer func() { g.load.released(since); g.slots <- sl }()
 	now := time.Now()
 	sl.free = serviceEnd(sl.free, now, g.service)
 	return g.wait(sl.free.Sub(now), gone)

@@ -78,6 +78,12 @@ type IMAPOptions struct {
 	// and the same arrival order inject the same faults. Default 0.
 	Seed uint64
 
+	// MetricsAddr, when set, serves the server's own metrics (workers busy,
+	// queue length, commands served; see metrics.go) on
+	// http://MetricsAddr/metrics ("127.0.0.1:0": a random port; see
+	// IMAP.MetricsURL). Default: none.
+	MetricsAddr string
+
 	// OnConnect, if set, is called synchronously for every accepted
 	// connection. It must be cheap.
 	OnConnect func(remote net.Addr, at time.Time)

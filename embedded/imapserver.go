@@ -34,8 +34,9 @@ type IMAP struct {
 
 	srv       *imapserver.Server
 	ln        net.Listener
-	done      chan struct{} // closed by Close
-	served    chan struct{} // closed when Serve returns
+	metrics   *metricsServer // nil without MetricsAddr
+	done      chan struct{}  // closed by Close
+	served    chan struct{}  // closed when Serve returns
 	sessWG    sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
@@ -65,6 +66,10 @@ func StartIMAP(opts *IMAPOptions) (*IMAP, error) {
 		return nil, fmt.Errorf("embedded: IMAP listen: %w", err)
 	}
 	s.ln = ln
+	if err := s.startMetrics(); err != nil {
+		ln.Close()
+		return nil, err
+	}
 	s.srv = imapserver.New(s.serverOptions())
 	go s.serve()
 	return s, nil
@@ -181,6 +186,7 @@ func (s *IMAP) Close() error {
 		}
 		_ = s.srv.Close()
 		s.sessWG.Wait()
+		s.stopMetrics()
 	})
 	return s.closeErr
 }

@@ -20,4 +20,7 @@ var (
 	// ErrInvalidReply reports a producer's answer to a step command that is
 	// malformed, oversized or out of range.
 	ErrInvalidReply = errors.New("messages: invalid step reply")
+	// ErrInvalidServer reports an observer's server figures that are
+	// malformed, oversized or out of range.
+	ErrInvalidServer = errors.New("messages: invalid server figures")
 )

@@ -95,6 +95,12 @@ type StepResult struct {
 	// Connections is what the step's held IDLE connections did; absent when
 	// the step held none.
 	Connections *ConnectionsResult `json:"connections,omitempty"`
+	// Server is what the observers (imapload observe) scraped from the
+	// server's own metrics endpoints during the window: the mail host's CPU,
+	// disk and memory from node_exporter, Dovecot's logins and command
+	// durations, the embedded server's workers; absent when no observer
+	// announced the step.
+	Server *ServerResult `json:"server,omitempty"`
 	// Below says why a below step is below: the command rate, the held
 	// connections, or new connections failing (see package verdict).
 	Below string `json:"below,omitempty"`

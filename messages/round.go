@@ -32,6 +32,7 @@ func (r StepResult) Rounded() StepResult {
 		c := *r.Connections
 		r.Connections = &c
 	}
+	r.Server = r.Server.Rounded()
 	return r
 }
 

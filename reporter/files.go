@@ -46,7 +46,8 @@ func WriteFiles(dir string, r messages.RunReport) ([]string, error) {
 }
 
 // WritePlots writes throughput.png, throughput.svg, latency.png and
-// latency.svg into dir (which must exist) and returns the paths written, also
+// latency.svg (and server.png and server.svg when a step has server
+// figures, see PlotServer) into dir (which must exist) and returns the paths written, also
 // on error.
 func WritePlots(dir string, r messages.RunReport) ([]string, error) {
 	var paths []string
@@ -66,7 +67,8 @@ func WritePlots(dir string, r messages.RunReport) ([]string, error) {
 			paths = append(paths, path)
 		}
 	}
-	return paths, nil
+	more, err := writeServerPlot(dir, r) // server.png and .svg, when a step has server figures
+	return append(paths, more...), err
 }
 
 // createTemp creates a new file beside dir/name with mode 0666 less the umask:

@@ -27,6 +27,7 @@ const topErrors = 3
 func findings(steps []messages.StepResult, knee *messages.Knee, threshold float64) []string {
 	ok := conclusive(steps)
 	out := kneeFindings(steps, ok, knee, threshold)
+	out = append(out, serverFindings(steps, ok, knee, threshold)...)
 	out = append(out, inconclusiveFindings(steps)...)
 	out = append(out, rejectedFindings(steps)...)
 	for i := range ok {

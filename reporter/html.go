@@ -47,6 +47,13 @@ func RenderHTML(w io.Writer, r messages.RunReport) error {
 		}
 		plots = append(plots, htmlPlot{Title: f.title, SVG: svg})
 	}
+	server, err := serverHTMLPlot(r) // nil unless a step has server figures (plotserver.go)
+	if err != nil {
+		return err
+	}
+	if server != nil {
+		plots = append(plots, *server)
+	}
 	return renderHTML(w, r, plots)
 }
 
@@ -162,6 +169,9 @@ func newHTMLStep(s *messages.StepResult, mark string, threshold float64) htmlSte
 		hs.Notes = append(hs.Notes, "missing: "+strings.Join(s.Missing, ", "))
 	}
 	if n := checksNote(s); n != "" {
+		hs.Notes = append(hs.Notes, n)
+	}
+	if n := serverNote(s); n != "" {
 		hs.Notes = append(hs.Notes, n)
 	}
 	if errs := sortedErrors(s.Errors); len(errs) > 0 {

@@ -90,6 +90,9 @@ func addStep(t *textTable, s *messages.StepResult, mark string, threshold float6
 	if n := checksNote(s); n != "" {
 		t.note(n)
 	}
+	if n := serverNote(s); n != "" {
+		t.note(n)
+	}
 	if errs := sortedErrors(s.Errors); len(errs) > 0 {
 		t.note("errors: " + errorList(errs))
 	}

@@ -19,5 +19,6 @@ func commands(g *globalFlags) []*cobra.Command {
 		tailCmd(),
 		compareCmd(),
 		seedCmd(g),
+		observeCmd(g),
 	}
 }

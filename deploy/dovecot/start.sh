@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Start a private Dovecot 2.3 IMAP server on loopback for imapload tests.
 #
-#   deploy/dovecot/start.sh DIR [PORT] [USERS] [PASSWORD] [SCHEME] [IMAPS_PORT]
+#   deploy/dovecot/start.sh DIR [PORT] [USERS] [PASSWORD] [SCHEME] [IMAPS_PORT] [METRICS_PORT]
 #
 #   DIR         state directory (created); config, logs, users, maildirs live here
 #   PORT        cleartext IMAP port on 127.0.0.1 (default 11143); it offers STARTTLS
@@ -11,6 +11,9 @@
 #   SCHEME      PLAIN (default) or a doveadm pw scheme such as BLF-CRYPT
 #               (BLF-CRYPT uses cost $BLF_ROUNDS, default 5)
 #   IMAPS_PORT  implicit-TLS IMAP port on 127.0.0.1 (default 11993)
+#   METRICS_PORT  Dovecot's OpenMetrics listener (service stats, http) on 127.0.0.1,
+#               for `imapload observe`; also read from $METRICS_PORT. "auto" (default)
+#               takes the first free port from 11990 up, "off" serves none.
 #
 # Must run as root (Dovecot drops privileges to vmail/dovenull/dovecot).
 # Idempotent: a Dovecot already running from DIR is stopped and restarted with
@@ -22,7 +25,7 @@ set -euo pipefail
 die() { echo "start.sh: $*" >&2; exit 1; }
 log() { echo "start.sh: $*" >&2; }
 
-[[ $# -ge 1 && -n "$1" ]] || die "usage: $0 DIR [PORT] [USERS] [PASSWORD] [SCHEME] [IMAPS_PORT]"
+[[ $# -ge 1 && -n "$1" ]] || die "usage: $0 DIR [PORT] [USERS] [PASSWORD] [SCHEME] [IMAPS_PORT] [METRICS_PORT]"
 [[ $(id -u) -eq 0 ]] || die "must run as root"
 
 DIR=$1
@@ -31,11 +34,16 @@ USERS=${3:-100}
 PASSWORD=${4:-secret}
 SCHEME=${5:-PLAIN}
 IMAPS_PORT=${6:-11993}
+METRICS_PORT=${7:-${METRICS_PORT:-auto}}
 BLF_ROUNDS=${BLF_ROUNDS:-5}
 
 [[ $PORT =~ ^[0-9]+$ && $PORT -gt 0 && $PORT -lt 65536 ]] || die "bad PORT: $PORT"
 [[ $IMAPS_PORT =~ ^[0-9]+$ && $IMAPS_PORT -gt 0 && $IMAPS_PORT -lt 65536 ]] || die "bad IMAPS_PORT: $IMAPS_PORT"
 [[ $PORT -ne $IMAPS_PORT ]] || die "PORT and IMAPS_PORT must differ"
+if [[ $METRICS_PORT != auto && $METRICS_PORT != off ]]; then
+  [[ $METRICS_PORT =~ ^[0-9]+$ && $METRICS_PORT -gt 0 && $METRICS_PORT -lt 65536 ]] || die "bad METRICS_PORT: $METRICS_PORT (a port, auto or off)"
+  [[ $METRICS_PORT -ne $PORT && $METRICS_PORT -ne $IMAPS_PORT ]] || die "METRICS_PORT must differ from PORT and IMAPS_PORT"
+fi
 [[ $USERS =~ ^[0-9]+$ && $USERS -ge 1 ]] || die "bad USERS: $USERS"
 [[ -n $PASSWORD && $PASSWORD != *[:[:space:]]* ]] || die "PASSWORD must be non-empty, without ':' or whitespace"
 SCHEME=${SCHEME^^}
@@ -75,6 +83,15 @@ fi
 for p in "$PORT" "$IMAPS_PORT"; do
   ! tcp_open "$p" || die "127.0.0.1:$p is already in use by another process"
 done
+if [[ $METRICS_PORT == auto ]]; then
+  for ((p = 11990; p < 12090; p++)); do
+    [[ $p -eq $PORT || $p -eq $IMAPS_PORT ]] && continue
+    tcp_open "$p" || { METRICS_PORT=$p; break; }
+  done
+  [[ $METRICS_PORT != auto ]] || die "no free METRICS_PORT in 11990-12089; give one, or off"
+elif [[ $METRICS_PORT != off ]]; then
+  ! tcp_open "$METRICS_PORT" || die "127.0.0.1:$METRICS_PORT is already in use by another process"
+fi
 
 # 2. System user that owns the mail.
 if ! getent passwd vmail >/dev/null; then
@@ -106,8 +123,13 @@ fi
 # 4. Config from the template.
 LOGIN_PROCS=$(nproc 2>/dev/null || echo 2)
 [[ $LOGIN_PROCS -ge 2 ]] || LOGIN_PROCS=2
+# The statistics block is commented out by "#@METRICS@" line prefixes: removed
+# to serve OpenMetrics, kept (comments) with METRICS_PORT=off.
+metrics=(-e "s|^#@METRICS@||")
+[[ $METRICS_PORT != off ]] || metrics=()
 sed -e "s|@DIR@|$DIR|g" -e "s|@PORT@|$PORT|g" -e "s|@IMAPS_PORT@|$IMAPS_PORT|g" \
     -e "s|@UID@|$VUID|g" -e "s|@GID@|$VGID|g" -e "s|@LOGIN_PROCS@|$LOGIN_PROCS|g" \
+    -e "s|@METRICS_PORT@|$METRICS_PORT|g" "${metrics[@]}" \
     "$TMPL" > "$CONF.tmp"
 mv "$CONF.tmp" "$CONF"
 doveconf -c "$CONF" -n >/dev/null || die "invalid config $CONF"
@@ -163,6 +185,11 @@ if [[ $ok -ne 1 ]]; then
   die "no IMAP greeting on 127.0.0.1:$PORT within 10 s"
 fi
 tcp_open "$IMAPS_PORT" || log "warning: imaps port $IMAPS_PORT not accepting connections"
+metrics_env=
+if [[ $METRICS_PORT != off ]]; then
+  tcp_open "$METRICS_PORT" || log "warning: metrics port $METRICS_PORT not accepting connections"
+  metrics_env="IMAPLOAD_DOVECOT_METRICS_ADDR=127.0.0.1:$METRICS_PORT"
+fi
 log "Dovecot $(dovecot --version | cut -d' ' -f1) running from $DIR (pid $(cat "$DIR/run/master.pid")), log $DIR/dovecot.log"
 
 cat <<ENV
@@ -174,3 +201,4 @@ IMAPLOAD_DOVECOT_PASSWORD=$PASSWORD
 IMAPLOAD_DOVECOT_SCHEME=$SCHEME
 IMAPLOAD_DOVECOT_DIR=$DIR
 ENV
+[[ -z $metrics_env ]] || echo "$metrics_env"

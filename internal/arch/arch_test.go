@@ -25,7 +25,7 @@ var (
 	wire    = []string{"messages", "messages/internal/wire"} // the contract and the codec under it
 	cores   = append([]string{"verdict", "recorder", "bus"}, wire...)
 	control = append([]string{"verdict", "bus"}, wire...)
-	roles   = []string{"producer", "aggregator", "reporter", "ramp", "progress"}
+	roles   = []string{"producer", "aggregator", "reporter", "ramp", "progress", "observe"}
 )
 
 // rules is the layering of ARCHITECTURE.md's table, bottom up; every package
@@ -51,7 +51,10 @@ var rules = map[string]rule{
 	"aggregator": {uses: cores, nats: true},
 	"reporter":   {uses: cores, nats: true},
 	"ramp":       {uses: control, nats: true},
-	"progress":   {uses: control, nats: true},
+	// The observer scrapes the server's metrics over HTTP beside the
+	// other roles, and meets them only on NATS subjects too.
+	"observe":  {uses: cores, nats: true},
+	"progress": {uses: control, nats: true},
 	// The whole pipeline in one process (run, demo): NATS, the roles and the
 	// ramp wired as separate processes would be; only the binary imports it.
 	"pipeline": {uses: slices.Concat(cores, roles, []string{"embedded", "internal/opguard"}), nats: true, importers: []string{"cmd/imapload"}},

@@ -39,7 +39,12 @@ var (
 		Find:   func() (string, bool) { return "", os.Getenv("IMAPLOAD_LONG") == "1" || E2E() }}
 	Docker = Suite{Name: "compose cluster (internal/clustertest)", Needs: "a Docker engine answering `docker version`, and docker-compose",
 		Enable: "apt-get install docker.io docker-compose and start dockerd (.ci/run does)", Find: findDocker}
-	Suites = []Suite{Dovecot, NATSCLI, Chromium, Long, Docker}
+	// NodeExporter is the observer's end-to-end test, which starts its own
+	// node_exporter (Debian's binary) on 127.0.0.1.
+	NodeExporter = Suite{Name: "node_exporter (observe)", Needs: "prometheus-node-exporter on PATH",
+		Enable: "apt-get install prometheus-node-exporter (.ci/run does)",
+		Find:   func() (string, bool) { p, err := exec.LookPath("prometheus-node-exporter"); return p, err == nil }}
+	Suites = []Suite{Dovecot, NATSCLI, Chromium, Long, Docker, NodeExporter}
 )
 
 // E2E reports whether IMAPLOAD_E2E=1 demands every suite.
