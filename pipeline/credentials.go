@@ -10,13 +10,14 @@ import (
 )
 
 // writeCredentials writes into dir (created, mode 0700) an NKey seed per
-// role — aggregator, reporter, operator and each producer id — with the
+// role — aggregator, reporter, operator, each producer id and each observer
+// id — with the
 // least privilege of bus's role table, and the nats.conf that admits them
 // and nobody else (listen, JetStream in store). It returns the nats.conf's
 // path. Seeds are written 0600 and never printed; nats.conf holds only
 // public keys. Each run writes new ones: the seeds of an earlier run stop
 // working.
-func writeCredentials(dir, store, listen string, producers []string) (string, error) {
+func writeCredentials(dir, store, listen string, producers, observers []string) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("pipeline: credentials: %w", err)
 	}
@@ -24,6 +25,14 @@ func writeCredentials(dir, store, listen string, producers []string) (string, er
 		return "", fmt.Errorf("pipeline: credentials: %w", err)
 	}
 	perms, err := bus.FleetPermissions(producers)
+	for _, id := range observers {
+		if err != nil {
+			break
+		}
+		var o bus.Permissions
+		o, err = bus.ObserverPermissions(id)
+		perms = append(perms, o)
+	}
 	if err != nil {
 		return "", fmt.Errorf("pipeline: credentials: %w", err)
 	}

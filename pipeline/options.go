@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/imapload/imapload/bus"
 	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/observe"
 	"github.com/imapload/imapload/producer"
 	"github.com/imapload/imapload/ramp"
 	"github.com/nats-io/nats.go"
@@ -61,6 +63,10 @@ type Options struct {
 	// receives the reporter's files after every result ("" for none).
 	Threshold float64
 	OutDir    string
+	// Observe, when set, runs an observer in this process that scrapes its
+	// Endpoints during every step (the server's own figures beside the
+	// results); its ID defaults to "local", its Bus and Logger to Run's.
+	Observe *observe.Options
 	// StepTimeout is the aggregator's (0: its default).
 	StepTimeout time.Duration
 	// Bus sizes the streams and bucket (nil: the defaults).
@@ -93,6 +99,7 @@ type Endpoint struct {
 const (
 	DefaultProducerWait = 2 * time.Minute
 	defaultTempName     = "run"
+	defaultObserver     = "local"
 	maxPrefix           = 56 // of a local producer's id: its -p<i> fits in a name's 64 bytes
 )
 
@@ -142,6 +149,21 @@ func (c *config) setDefaults() {
 	if c.Ramp.Logger == nil {
 		c.Ramp.Logger = c.Logger
 	}
+	if c.Observe != nil {
+		o := *c.Observe
+		o.ID = cmp.Or(o.ID, defaultObserver)
+		o.Bus = cmp.Or(o.Bus, c.Bus)
+		o.Logger = cmp.Or(o.Logger, c.Logger)
+		c.Observe = &o
+	}
+}
+
+// observers are the ids of the observers run in this process.
+func (c *config) observers() []string {
+	if c.Observe == nil {
+		return nil
+	}
+	return []string{c.Observe.ID}
 }
 
 // check refuses what cannot run, before anything is started.
@@ -157,6 +179,8 @@ func (c *config) check() error {
 		return fmt.Errorf("%d local producers: Producer needs Addr and Accounts", c.Producers)
 	case c.NATS != "" && (c.Listen != "" || c.StoreDir != ""):
 		return fmt.Errorf("NATS %q with Listen or StoreDir: those are the embedded server's", c.NATS)
+	case c.Observe != nil && c.Observe.Check() != nil:
+		return c.Observe.Check()
 	}
 	return c.checkListen()
 }

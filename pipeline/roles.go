@@ -7,6 +7,7 @@ import (
 
 	"github.com/imapload/imapload/aggregator"
 	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/observe"
 	"github.com/imapload/imapload/producer"
 	"github.com/imapload/imapload/reporter"
 )
@@ -53,6 +54,9 @@ func (p *pipe) startAll(ctx context.Context) (bool, error) {
 	if err == nil {
 		err = p.startReporter()
 	}
+	if err == nil && p.cfg.Observe != nil {
+		err = p.startObserver()
+	}
 	for i := 0; err == nil && i < len(p.cfg.local); i++ {
 		err = p.startProducer(i)
 	}
@@ -93,6 +97,21 @@ func (p *pipe) startReporter() error {
 	}
 	p.reporter = r
 	p.roles.start("reporter", r.Run)
+	return nil
+}
+
+// startObserver starts the observer of cfg.Observe; it listens for the
+// step commands before the first is sent.
+func (p *pipe) startObserver() error {
+	nc, err := p.srv.connect(bus.RoleObserverPrefix+p.cfg.Observe.ID, "imapload-observer")
+	if err != nil {
+		return err
+	}
+	ob, err := observe.New(nc, p.cfg.Observe)
+	if err != nil {
+		return err
+	}
+	p.roles.start("observer", ob.Run)
 	return nil
 }
 

@@ -49,7 +49,7 @@ func (s *server) options(store string) (*embedded.NATSOptions, error) {
 		return &embedded.NATSOptions{StoreDir: store}, nil
 	}
 	s.creds = filepath.Join(store, "credentials")
-	conf, err := writeCredentials(s.creds, store, s.cfg.Listen, append(s.cfg.local, s.cfg.remote...))
+	conf, err := writeCredentials(s.creds, store, s.cfg.Listen, append(s.cfg.local, s.cfg.remote...), s.cfg.observers())
 	if err != nil {
 		return nil, err
 	}

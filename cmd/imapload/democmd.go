@@ -38,6 +38,7 @@ type demoConfig struct {
 	Producer  producerFlags
 	Server    imapServerFlags
 	Term      termFlags
+	Scrape    scrapeFlags
 }
 
 // newDemoConfig returns the demo's defaults. The server's knobs put the knee
@@ -58,6 +59,7 @@ func (c *demoConfig) add(fs *pflag.FlagSet) {
 	c.Producer.add(fs)
 	c.Server.add(fs)
 	c.Term.add(fs)
+	c.Scrape.add(fs)
 	fs.BoolVar(&c.Server.TLS, "tls", false, "serve implicit TLS with a self-signed certificate, which the demo's producers dial and trust")
 	fs.IntVar(&c.Producers, "producers", 3, "producers to run in this process")
 }
@@ -65,7 +67,7 @@ func (c *demoConfig) add(fs *pflag.FlagSet) {
 func (c *demoConfig) validate() error {
 	return errors.Join(
 		flagErrors(c.Ramp.checks(), c.Producer.checks(), c.Server.checks(),
-			[]error{checkInt("producers", c.Producers, atLeast(1)), c.Term.check()}),
+			c.Scrape.checks(), []error{checkInt("producers", c.Producers, atLeast(1)), c.Term.check()}),
 		checkOut(c.Ramp.Out))
 }
 
@@ -96,7 +98,9 @@ func runDemo(cmd *cobra.Command, c *demoConfig, g *globalFlags) error {
 		return err
 	}
 	defer closeLog()
-	srv, err := embedded.StartIMAP(c.Server.options("127.0.0.1:0"))
+	so := c.Server.options("127.0.0.1:0")
+	so.MetricsAddr = "127.0.0.1:0" // its own figures, which the demo's observer scrapes
+	srv, err := embedded.StartIMAP(so)
 	if err != nil {
 		return err
 	}
@@ -131,7 +135,8 @@ func (c *demoConfig) pipelineOptions(run string, srv *embedded.IMAP, log *slog.L
 		po.TLS, po.TLSConfig = true, cfg
 	}
 	return &pipeline.Options{Run: run, TempName: "demo", Producers: c.Producers, Producer: *po,
-		Threshold: c.Ramp.Threshold, OutDir: c.Ramp.Out, StepTimeout: demoStepTimeout, Logger: log}, nil
+		Threshold: c.Ramp.Threshold, OutDir: c.Ramp.Out, StepTimeout: demoStepTimeout, Logger: log,
+		Observe: c.Scrape.observer(srv.MetricsURL())}, nil
 }
 
 // plan is the demo's plan: its own server, its accounts, its producers.
@@ -142,5 +147,5 @@ func (c *demoConfig) plan(run string, srv *embedded.IMAP, ro ramp.Options, accou
 	}
 	return runPlan{Run: run, Target: srv.Addr() + " (the embedded IMAP server)", TLS: tls, Auth: c.Producer.Auth,
 		Accounts: c.Producer.accountWords(accounts), Producers: plural(c.Producers, "producer") + " in this process",
-		Ramp: ro.Plan, Template: ro.Template, ResultWait: ro.ResultWait}
+		Scrape: append([]string{srv.MetricsURL() + " (the server's own)"}, c.Scrape.URLs...), Ramp: ro.Plan, Template: ro.Template, ResultWait: ro.ResultWait}
 }

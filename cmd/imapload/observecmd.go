@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/imapload/imapload/health"
@@ -35,41 +36,76 @@ aggregator attaches them to the step's result, and the report names the bottlene
 
 // observeConfig is the configuration of `imapload observe`.
 type observeConfig struct {
-	ID       string        // --id; "" is the host name
-	Scrape   []string      // --scrape endpoint URLs
-	Metrics  []string      // --metric names kept as they are
-	Interval time.Duration // --interval between scrapes
-	Timeout  time.Duration // --scrape-timeout, 0 for the default
-	NATS     natsConfig
-	Health   healthConfig
+	ID     string // --id; "" is the host name
+	Scrape scrapeFlags
+	NATS   natsConfig
+	Health healthConfig
 }
 
 func (c *observeConfig) add(fs *pflag.FlagSet) {
 	c.NATS.add(fs)
 	c.Health.add(fs)
 	fs.StringVar(&c.ID, "id", "", "observer id, in subjects and results (default the host name)")
-	fs.StringArrayVar(&c.Scrape, "scrape", nil, "metrics endpoint to scrape, e.g. http://127.0.0.1:9100/metrics (node_exporter); repeat for more")
-	fs.StringArrayVar(&c.Metrics, "metric", nil, "another metric to keep as it is, summed over its series; repeat for more")
-	fs.DurationVar(&c.Interval, "interval", time.Second, "time between two scrapes of an endpoint")
-	fs.DurationVar(&c.Timeout, "scrape-timeout", 0, "how long one scrape may take (default the interval, at least 1s)")
+	c.Scrape.add(fs)
 }
 
 func (c *observeConfig) validate() error {
-	errs := []error{checkDuration("interval", c.Interval), checkDuration("scrape-timeout", c.Timeout), c.Health.check()}
-	switch {
-	case len(c.Scrape) == 0:
+	errs := append(c.Scrape.checks(), c.Health.check())
+	if len(c.Scrape.URLs) == 0 {
 		errs = append(errs, errors.New("--scrape is required: a metrics endpoint such as http://127.0.0.1:9100/metrics (node_exporter)"))
-	case len(c.Scrape) > messages.MaxEndpoints:
-		errs = append(errs, fmt.Errorf("--scrape given %d times, at most %d", len(c.Scrape), messages.MaxEndpoints))
-	case c.Interval >= 0 && c.Timeout >= 0:
-		errs = append(errs, c.options().Check())
 	}
 	return flagErrors(c.NATS.checks(), errs)
 }
 
 // options are the observer's options of the flags.
 func (c *observeConfig) options() *observe.Options {
-	return &observe.Options{ID: c.ID, Endpoints: c.Scrape, Metrics: c.Metrics, Interval: c.Interval, Timeout: c.Timeout, Bus: c.NATS.bus()}
+	o := c.Scrape.options()
+	o.ID, o.Bus = c.ID, c.NATS.bus()
+	return o
+}
+
+// scrapeFlags are the flags of an observer's scrapes: `observe`'s, and
+// `run`'s and `demo`'s for the observer they run in their process.
+type scrapeFlags struct {
+	URLs     []string      // --scrape endpoint URLs
+	Metrics  []string      // --metric names kept as they are
+	Interval time.Duration // --scrape-interval between scrapes
+	Timeout  time.Duration // --scrape-timeout, 0 for the default
+}
+
+func (s *scrapeFlags) add(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&s.URLs, "scrape", nil, "metrics endpoint to scrape during every step, e.g. http://127.0.0.1:9100/metrics (node_exporter); repeat for more")
+	fs.StringArrayVar(&s.Metrics, "metric", nil, "another metric to keep as it is, summed over its series; repeat for more")
+	fs.DurationVar(&s.Interval, "scrape-interval", time.Second, "time between two scrapes of an endpoint")
+	fs.DurationVar(&s.Timeout, "scrape-timeout", 0, "how long one scrape may take (default the interval, at least 1s)")
+}
+
+// checks returns the errors of the flags' values (none without --scrape).
+func (s *scrapeFlags) checks() []error {
+	errs := []error{checkDuration("scrape-interval", s.Interval), checkDuration("scrape-timeout", s.Timeout)}
+	switch {
+	case len(s.URLs) > messages.MaxEndpoints:
+		errs = append(errs, fmt.Errorf("--scrape given %d times, at most %d", len(s.URLs), messages.MaxEndpoints))
+	case len(s.URLs) > 0 && s.Interval >= 0 && s.Timeout >= 0:
+		errs = append(errs, s.options().Check())
+	}
+	return errs
+}
+
+// options are an observer's options of the flags.
+func (s *scrapeFlags) options() *observe.Options {
+	return &observe.Options{Endpoints: s.URLs, Metrics: s.Metrics, Interval: s.Interval, Timeout: s.Timeout}
+}
+
+// observer is the in-process observer of run or demo: nil without an
+// endpoint to scrape.
+func (s *scrapeFlags) observer(extra ...string) *observe.Options {
+	o := s.options()
+	o.Endpoints = append(slices.Clip(o.Endpoints), extra...)
+	if len(o.Endpoints) == 0 {
+		return nil
+	}
+	return o
 }
 
 func runObserve(cmd *cobra.Command, c *observeConfig, log *slog.Logger) error {
@@ -89,6 +125,6 @@ func runObserve(cmd *cobra.Command, c *observeConfig, log *slog.Logger) error {
 		return err
 	}
 	defer stop()
-	log.Info("observer: ready", "id", ob.ID(), "endpoints", len(c.Scrape))
+	log.Info("observer: ready", "id", ob.ID(), "endpoints", len(c.Scrape.URLs))
 	return ob.Run(cmd.Context())
 }

@@ -26,7 +26,7 @@ func TestObserveUsage(t *testing.T) {
 	}{
 		{[]string{"observe"}, "--scrape is required"},
 		{[]string{"observe", "--scrape", "ftp://scraper:s3cret@h/metrics"}, "want an http:// or https:// URL"},
-		{[]string{"observe", "--scrape", "http://h/metrics", "--interval", "10ms"}, "want at least 100ms"},
+		{[]string{"observe", "--scrape", "http://h/metrics", "--scrape-interval", "10ms"}, "want at least 100ms"},
 		{[]string{"observe", "--scrape", "http://h/metrics", "--metric", "a b"}, "not a Prometheus metric name"},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -50,7 +50,7 @@ func TestObserveCommand(t *testing.T) {
 		fmt.Fprintf(w, "# TYPE node_load1 gauge\nnode_load1 0.25\n")
 	}))
 	defer srv.Close()
-	startCLI(t, "observe", "observe", "--nats", ns.ClientURL(), "--id", "cli-obs", "--scrape", srv.URL, "--interval", "200ms")
+	startCLI(t, "observe", "observe", "--nats", ns.ClientURL(), "--id", "cli-obs", "--scrape", srv.URL, "--scrape-interval", "200ms")
 	subject := messages.ServerSubject("r1", 1, "cli-obs")
 	var f *messages.ServerFigures
 	testkit.WaitFor(t, 60*time.Second, "the observer's figures of step 1", func() bool {

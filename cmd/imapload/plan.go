@@ -20,11 +20,12 @@ import (
 // how long.
 type runPlan struct {
 	Run        string
-	Target     string // the IMAP server's host:port
-	TLS        string // how the connection is encrypted, in words
-	Auth       string // the login method
-	Accounts   string // how many accounts, and from where
-	Producers  string // who offers the load
+	Target     string   // the IMAP server's host:port
+	TLS        string   // how the connection is encrypted, in words
+	Auth       string   // the login method
+	Accounts   string   // how many accounts, and from where
+	Producers  string   // who offers the load
+	Scrape     []string // the metrics endpoints scraped during each step
 	Ramp       ramp.Plan
 	Template   messages.StepCommand
 	ResultWait time.Duration
@@ -77,6 +78,9 @@ func (p runPlan) write(w io.Writer) {
 	fmt.Fprintf(&b, "  target     %s, %s, log in by %s\n", p.Target, p.TLS, authWords(p.Auth))
 	fmt.Fprintf(&b, "  accounts   %s\n", p.Accounts)
 	fmt.Fprintf(&b, "  producers  %s\n", p.Producers)
+	if len(p.Scrape) > 0 {
+		fmt.Fprintf(&b, "  observing  %s, during every step\n", strings.Join(p.Scrape, ", "))
+	}
 	p.writeRates(&b, rates, conns)
 	fmt.Fprintf(&b, "  each step  warm-up %v + window %v\n", p.Template.WarmupOrDefault(), p.Template.Duration.D())
 	fmt.Fprintf(&b, "  longest    %d steps × %v = %v, plus up to --result-wait %v per step if results are late\n",
@@ -148,7 +152,7 @@ func plural(n int, word string) string {
 func (c *runConfig) plan(run string, ro ramp.Options, accounts int) runPlan {
 	return runPlan{Run: run, Target: c.IMAP, TLS: c.tlsWords(), Auth: c.Producer.Auth,
 		Accounts: c.Producer.accountWords(accounts), Producers: c.Fleet.words(c.NATS.URL, c.Fleet.Producers == runtime.NumCPU()),
-		Ramp: ro.Plan, Template: ro.Template, ResultWait: ro.ResultWait}
+		Scrape: c.Scrape.URLs, Ramp: ro.Plan, Template: ro.Template, ResultWait: ro.ResultWait}
 }
 
 // tlsWords says how the connection to the server is protected.

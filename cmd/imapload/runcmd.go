@@ -61,6 +61,7 @@ type runConfig struct {
 	NATS     natsConfig
 	Fleet    fleetFlags
 	Term     termFlags
+	Scrape   scrapeFlags
 }
 
 // fleetFlags say where the run's roles meet and who offers the load.
@@ -89,6 +90,7 @@ func (c *runConfig) add(fs *pflag.FlagSet) {
 	nf := fs.Lookup("nats")
 	nf.DefValue, nf.Usage = "", "use this NATS (and its fleet) instead of an embedded one: URL(s), comma separated"
 	c.Term.add(fs)
+	c.Scrape.add(fs)
 	f := &c.Fleet
 	fs.StringVar(&f.Run, "run", "auto", "run id (auto: run-<time>-<random>, a fresh one)")
 	fs.IntVar(&f.Producers, "producers", runtime.NumCPU(), "producers to run in this process, one per core by default; 0 with --listen or --nats: only the others")
@@ -101,7 +103,7 @@ func (c *runConfig) add(fs *pflag.FlagSet) {
 
 func (c *runConfig) validate() error {
 	return errors.Join(
-		flagErrors(c.Producer.checks(), c.Ramp.checks(), c.NATS.checks(), c.Fleet.checks(), []error{
+		flagErrors(c.Producer.checks(), c.Ramp.checks(), c.NATS.checks(), c.Fleet.checks(), c.Scrape.checks(), []error{
 			checkTLSMode(c.TLS, c.StartTLS), c.Term.check(), c.natsAlone(), c.fleetShape()}),
 		checkIMAP(c.IMAP), checkOut(c.Ramp.Out))
 }
@@ -202,7 +204,7 @@ func (c *runConfig) pipelineOptions(run string, log *slog.Logger) (*pipeline.Opt
 	po.Addr, po.LocalAddr, po.TLS, po.StartTLS, po.TLSConfig = c.IMAP, c.LocalAddr, c.TLS, c.StartTLS, tlsCfg
 	o := &pipeline.Options{Run: run, Producers: c.Fleet.Producers, Producer: *po, ExpectProducers: c.Fleet.ExpectProducers,
 		ProducerWait: c.Fleet.ProducersWait, StoreDir: c.Fleet.Store, Listen: c.Fleet.Listen,
-		Threshold: c.Ramp.Threshold, OutDir: c.Ramp.Out, Bus: c.NATS.bus(), Logger: log}
+		Threshold: c.Ramp.Threshold, OutDir: c.Ramp.Out, Bus: c.NATS.bus(), Logger: log, Observe: c.Scrape.observer()}
 	if c.NATS.URL != "" {
 		o.NATS, o.NATSCreds = c.NATS.URL, c.NATS.Creds
 		if o.NATSOptions, err = c.NATS.options(); err != nil {
