@@ -58,7 +58,7 @@ func (c *imapConnFlags) warnServer(ctx context.Context, tlsCfg *tls.Config, auth
 		case err != nil:
 			log.Warn("producer: the IMAP server cannot be reached yet: a step's sessions fail until it is up", "err", err)
 		default:
-			log.Info("producer: the IMAP server answered and one account logged in", "imap", c.IMAP, "user", a.User)
+			log.Debug("producer: the IMAP server answered and one account logged in", "imap", c.IMAP, "user", a.User)
 		}
 	}()
 	return func() { cancel(); <-done }
