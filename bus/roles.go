@@ -49,13 +49,15 @@ const kvStream = "KV_" + messages.ProducersBucket
 const inboxes = "_INBOX.>"
 
 // ProducerPermissions are the permissions of the producer with id: its own
-// batches, its own registry key, the step subject and answers to it.
+// batches, its own registry key, the step subject and answers to it (on a
+// request's reply subject, or messages.StepRefusedSubject).
 func ProducerPermissions(id string) (Permissions, error) {
 	if err := messages.ValidName(id); err != nil {
 		return Permissions{}, fmt.Errorf("bus: producer role: %w", err)
 	}
 	pub := []string{
 		"imapload.samples.*.*." + id,
+		messages.StepRefusedSubject,
 		"$KV." + messages.ProducersBucket + "." + messages.ProducerKey(id),
 		"$JS.API.INFO",
 	}
@@ -96,7 +98,8 @@ func ReporterPermissions() Permissions {
 
 // OperatorPermissions are the operator's (imapload step and ramp, the nats
 // CLI): step commands, reading results and the registry, listing streams;
-// it may also watch the batches as they pass, for the live progress line.
+// it may also watch the batches as they pass, for the live progress line,
+// and the refusals of commands sent without a reply subject.
 func OperatorPermissions() Permissions {
 	pub := []string{
 		messages.StepSubject, "$JS.API.INFO", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST",
@@ -108,7 +111,7 @@ func OperatorPermissions() Permissions {
 	pub = append(pub, pushFlowControl(kvStream))
 	return Permissions{
 		Role: RoleOperator, Doc: "operator: sends step commands, reads results and the producer registry",
-		Publish: pub, Subscribe: []string{messages.ResultsSubjects, messages.SamplesSubjects, inboxes},
+		Publish: pub, Subscribe: []string{messages.ResultsSubjects, messages.SamplesSubjects, messages.StepRefusedSubject, inboxes},
 	}
 }
 

@@ -109,11 +109,39 @@ func (ss *session) Store(w *imapserver.FetchWriter, numSet imap.NumSet, flags *i
 	return ss.UserSession.Store(w, numSet, flags, options)
 }
 
+// Copy answers as a real server does when another session of the account
+// expunged the messages meanwhile: imapmemserver would answer OK with a
+// COPYUID of empty sets ("OK [COPYUID 1  ]"), which is no valid response
+// code and which clients cannot parse (see copiedNothing).
 func (ss *session) Copy(numSet imap.NumSet, dest string) (*imap.CopyData, error) {
 	if err := ss.fault(); err != nil {
 		return nil, err
 	}
-	return ss.UserSession.Copy(numSet, dest)
+	data, err := ss.UserSession.Copy(numSet, dest)
+	if err != nil || len(data.SourceUIDs) > 0 {
+		return data, err
+	}
+	return copiedNothing(numSet)
+}
+
+// errExpungeIssued is the answer to a COPY by sequence number of messages
+// another session expunged (RFC 9051 §7.1, EXPUNGEISSUED), in Dovecot's
+// words.
+var errExpungeIssued = &imap.Error{
+	Type: imap.StatusResponseTypeNo,
+	Code: "EXPUNGEISSUED",
+	Text: "Some of the requested messages no longer exist",
+}
+
+// copiedNothing is the answer to a COPY that found none of its messages: a
+// UID COPY of UIDs that no longer exist is OK without COPYUID (RFC 9051
+// §6.4.9: "a non-existent unique identifier is ignored"); a COPY by
+// sequence number is NO [EXPUNGEISSUED] (RFC 2180 §4.1.3 allows it).
+func copiedNothing(numSet imap.NumSet) (*imap.CopyData, error) {
+	if _, uids := numSet.(imap.UIDSet); uids {
+		return nil, nil
+	}
+	return nil, errExpungeIssued
 }
 
 func (ss *session) Move(w *imapserver.MoveWriter, numSet imap.NumSet, dest string) error {

@@ -20,7 +20,7 @@ func TestParseStepCommandConnections(t *testing.T) {
 		{name: "negative", in: step(`"connections":-1`), wantErr: []string{"connections: -1"}},
 		{name: "too many, and the override too, both listed", in: step(`"connections":1000001,"producer_connections":-5`),
 			wantErr: []string{"connections: 1000001, want 0 (none) up to 1000000", "producer_connections: -5"}},
-		{name: "not a number", in: step(`"connections":"many"`), wantErr: []string{"malformed JSON"}},
+		{name: "not a number", in: step(`"connections":"many"`), wantErr: []string{`connections: expected a whole number of connections, got a string ("many")`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,7 +6,8 @@
 //
 //   - Step commands ([StepCommand], JSON) on the core subject [StepSubject]
 //     ("imapload.step"). An operator types them with `nats pub`; producers answer
-//     requests with a [StepReply].
+//     requests with a [StepReply], and refuse a published command that has no
+//     reply subject on [StepRefusedSubject] ("imapload.step.refused").
 //   - Sample batches ([SampleBatch], msgpack) in the JetStream stream
 //     [SamplesStream] on [SamplesSubject] ("imapload.samples.<run>.<step>.<producer>"),
 //     published with the message id [BatchMsgID] so that retries deduplicate.

@@ -1,14 +1,9 @@
 package messages
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
 	"math"
-	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -100,62 +95,6 @@ type StepCommand struct {
 	// holds this many connections.
 	ProducerConnections int `json:"producer_connections,omitempty"`
 }
-
-// ParseStepCommand decodes and validates a step command. Unknown fields,
-// trailing data and every out-of-range value are errors wrapping ErrInvalidStep;
-// all problems are reported at once.
-func ParseStepCommand(b []byte) (StepCommand, error) {
-	var c StepCommand
-	if len(b) > MaxStepJSONBytes {
-		return c, fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidStep, len(b), MaxStepJSONBytes)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&c); err != nil {
-		return c, fmt.Errorf("%w: malformed JSON: %v", ErrInvalidStep, err)
-	}
-	c.normalize()
-	// Token, not More: More reports false before a stray '}' or ']'.
-	if _, err := dec.Token(); err != io.EOF {
-		return c, fmt.Errorf("%w: trailing data after the JSON object", ErrInvalidStep)
-	}
-	// Unknown fields are problems beside the others, not instead of them.
-	errs := unknownFields(b)
-	if err := c.Validate(); err != nil {
-		errs = append(errs, problems(err)...)
-	}
-	if len(errs) == 0 {
-		return c, nil
-	}
-	return c, fmt.Errorf("%w: %w", ErrInvalidStep, errors.Join(errs...))
-}
-
-// unknownFields lists, as problems, the fields of the JSON object b that a
-// StepCommand does not have (a typo such as "rat" would otherwise be
-// silently ignored).
-func unknownFields(b []byte) []error {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(b, &fields) != nil {
-		return nil
-	}
-	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		if !slices.Contains(stepFields, name) {
-			errs = append(errs, fmt.Errorf("json: unknown field %q", name))
-		}
-	}
-	return errs
-}
-
-// stepFields are the JSON names of StepCommand's fields.
-var stepFields = func() []string {
-	var names []string
-	t := reflect.TypeFor[StepCommand]()
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		names = append(names, name)
-	}
-	return names
-}()
 
 // StepProblems returns each problem a step command's error lists (see
 // ParseStepCommand and Validate), one per item, without the ErrInvalidStep

@@ -11,6 +11,12 @@ import (
 const (
 	// StepSubject is the core NATS subject step commands are broadcast on.
 	StepSubject = "imapload.step"
+	// StepRefusedSubject is where a producer publishes its StepReply to a
+	// refused step command that came without a reply subject (a plain
+	// `nats pub imapload.step …`), so that the refusal is not silence:
+	// `nats sub imapload.step.refused` shows why. A request gets its
+	// answer on its reply subject instead. Not kept in any stream.
+	StepRefusedSubject = "imapload.step.refused"
 	// StepsStream is the JetStream stream that keeps every step command
 	// published on StepSubject (the aggregator checks each batch against its
 	// step's command).

@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -97,8 +98,10 @@ func (p *Producer) share(ctx context.Context, cmd messages.StepCommand) (message
 	}, nil
 }
 
-// refuse answers a refused command when it is a request, and logs it at
-// most once per refusalEvery and kind of error (see refusalLog).
+// refuse answers a refused command — on its reply subject when it is a
+// request, else on messages.StepRefusedSubject, so that a command sent with
+// `nats pub` is not refused in silence — and logs it at most once per
+// refusalEvery and kind of error (see refusalLog).
 func (p *Producer) refuse(m *nats.Msg, cmd messages.StepCommand, err error) {
 	kind := refusalKind(err)
 	if ok, suppressed := p.refusals.allow(kind, time.Now()); ok {
@@ -110,21 +113,33 @@ func (p *Producer) refuse(m *nats.Msg, cmd messages.StepCommand, err error) {
 	if messages.ValidName(cmd.Run) == nil && cmd.Step > 0 && cmd.Step <= messages.MaxStep {
 		r.Run, r.Step = cmd.Run, cmd.Step
 	}
+	if m.Reply == "" {
+		p.publishReply(messages.StepRefusedSubject, r)
+		return
+	}
 	p.respond(m, r)
 }
 
 // respond sends r as JSON to m's reply subject, if it has one (a plain
 // `nats pub` has none).
 func (p *Producer) respond(m *nats.Msg, r messages.StepReply) {
-	if m.Reply == "" {
-		return
+	if m.Reply != "" {
+		p.publishReply(m.Reply, r)
 	}
-	b, err := json.Marshal(r)
+}
+
+// publishReply publishes r as JSON on subject. '<', '>' and '&' are
+// written as they are, not as \u003c…: an operator reads these replies.
+func (p *Producer) publishReply(subject string, r messages.StepReply) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(r)
 	if err == nil {
-		err = m.Respond(b)
+		err = p.nc.Publish(subject, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 	}
 	if err != nil {
-		p.log.Warn("producer: step reply", "err", err)
+		p.log.Warn("producer: step reply", "subject", subject, "err", err)
 	}
 }
 

@@ -11,7 +11,9 @@
 //     [messages.StepSubject] ("imapload.step") and, when the message is a
 //     request, answers a [messages.StepReply] (so
 //     `nats req imapload.step '…' --replies 0` lists the fleet's answers; a
-//     plain `nats pub` gets no answer and works the same).
+//     plain `nats pub` gets no answer and works the same, but a refusal of
+//     one is published on [messages.StepRefusedSubject], which
+//     `nats sub imapload.step.refused` shows).
 //   - Publishes sample batches ([messages.SampleBatch], msgpack, Content-Type
 //     [bus.MsgpackType]) to JetStream on
 //     [messages.SamplesSubject] ("imapload.samples.<run>.<step>.<producer>")

@@ -36,13 +36,15 @@ func exitCode(err error) int {
 		return verdict.ExitOK
 	case errors.As(err, &e):
 		return e.code
+	case strings.HasPrefix(err.Error(), "unknown command "):
+		return verdict.ExitUsage // cobra's, with its suggestions, found before any hook of ours runs
 	}
 	return verdict.ExitError
 }
 
 // markUsage makes cobra's flag and argument errors usage errors.
 func markUsage(root *cobra.Command) {
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage(err) })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usage(suggestFlag(cmd, err)) })
 	for _, c := range root.Commands() {
 		if args := c.Args; args != nil {
 			c.Args = func(cmd *cobra.Command, a []string) error { return usage(args(cmd, a)) }

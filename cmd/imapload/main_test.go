@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,7 +28,8 @@ var (
 const parallelTests = 12
 
 // TestMain builds the binary, clears IMAPLOAD_* configuration the caller's
-// shell may hold (it would reconfigure every command under test), runs up to
+// shell may hold (it would reconfigure every command under test; the
+// variables of the test suites stay), runs up to
 // parallelTests tests at once, and fails the package if a test leaves a
 // goroutine behind.
 func TestMain(m *testing.M) {
@@ -48,18 +50,12 @@ func TestMain(m *testing.M) {
 func clearEnv() {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "IMAPLOAD_") && !suiteVar(name) {
+		// The variables no command reads (IMAPLOAD_LONG, IMAPLOAD_E2E,
+		// IMAPLOAD_DOVECOT_*, …) stay: they enable this package's suites.
+		if strings.HasPrefix(name, "IMAPLOAD_") && !slices.Contains(envNotFlags, name) && !hasAnyPrefix(name, envNotFlagPrefixes) {
 			os.Unsetenv(name)
 		}
 	}
-}
-
-// suiteVar reports whether name enables or describes an end-to-end suite
-// (testkit's Suites: IMAPLOAD_E2E, IMAPLOAD_LONG, the Dovecot of
-// deploy/dovecot/start.sh), which the tests read; no command has a flag of
-// that name.
-func suiteVar(name string) bool {
-	return name == "IMAPLOAD_E2E" || name == "IMAPLOAD_LONG" || strings.HasPrefix(name, "IMAPLOAD_DOVECOT_")
 }
 
 // buildBinary runs `go build` of this package into dir.

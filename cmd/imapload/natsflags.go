@@ -51,7 +51,11 @@ func (c *natsConfig) connect(name string) (*nats.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return bus.Connect(c.URL, name, c.Creds, opts...)
+	nc, err := bus.Connect(c.URL, name, c.Creds, opts...)
+	if errors.Is(err, nats.ErrNoServers) {
+		return nil, fmt.Errorf("no NATS server at %s: start `imapload nats`, or give --nats URL of a running one (%w)", bus.Redact(c.URL), err)
+	}
+	return nc, err
 }
 
 // bus returns the options of imapload's streams and buckets.

@@ -20,7 +20,9 @@ func producerCmd(g *globalFlags) *cobra.Command {
 		Short: "Run a producer: offer IMAP load on step commands and publish what it measured",
 		Long: `Registers in the imapload_producers bucket, listens for step commands on imapload.step and,
 for each, runs staggered open-loop IMAP sessions against --imap at its share of the rate,
-publishing sample batches to the IMAPLOAD_SAMPLES stream. Scale the fleet by starting more.`,
+publishing sample batches to the IMAPLOAD_SAMPLES stream. Scale the fleet by starting more.
+At start one account logs in once, and a mistake in the IMAP flags is logged with its fix
+(the producer keeps running: its server may not be up yet).`,
 		Example: `  imapload producer --nats nats://10.0.0.5:4222 --imap mail.example.net:993 --tls \
     --accounts-file accounts.txt --sessions 64
   imapload producer --imap mail.example.net:143 --starttls --auth plain --accounts-file accounts.txt
@@ -154,6 +156,7 @@ func runProducer(cmd *cobra.Command, c *producerConfig, log *slog.Logger) error 
 		return err
 	}
 	defer stop()
+	defer c.warnServer(cmd.Context(), tlsCfg, o.Auth, o.Accounts[0], log)()
 	o.Logger.Info("producer: ready", "id", p.ID(), "imap", o.Addr, "accounts", len(o.Accounts))
 	return p.Run(cmd.Context())
 }

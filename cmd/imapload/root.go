@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -38,7 +39,11 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return configure(cmd.Flags())
+			err := configure(cmd.Flags())
+			for _, w := range unknownEnv(cmd.Root(), os.Environ()) {
+				g.logger(cmd).Warn(w)
+			}
+			return err
 		},
 	}
 	g.add(root.PersistentFlags())
@@ -85,6 +90,61 @@ func applyEnv(fs *pflag.FlagSet) error {
 // upper case, with '_' for '-'.
 func envName(flag string) string {
 	return "IMAPLOAD_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// envNotFlags are the IMAPLOAD_ variables that are no flag's, read by
+// others: the tests (internal/testkit, internal/fleetbench), deploy/'s
+// scripts and compose files, and nats-server configurations (the NKeys of
+// `imapload roles`). Variables with envNotFlagPrefixes are theirs too.
+// TestEnvNotFlagsComplete keeps the list whole.
+var (
+	envNotFlags = []string{"IMAPLOAD_E2E", "IMAPLOAD_LONG", "IMAPLOAD_FLEETBENCH_AGGREGATOR", "IMAPLOAD_BIN",
+		"IMAPLOAD_UID", "IMAPLOAD_GID", "IMAPLOAD_IMAGE", "IMAPLOAD_REPORT_DIR",
+		"IMAPLOAD_NATS_PORT", "IMAPLOAD_NATS1_PORT", "IMAPLOAD_NATS2_PORT", "IMAPLOAD_NATS3_PORT"}
+	envNotFlagPrefixes = []string{"IMAPLOAD_DOVECOT_", "IMAPLOAD_NKEY_"}
+)
+
+// unknownEnv returns a warning for every IMAPLOAD_ variable of environ
+// ("NAME=value" pairs) that is no flag of any command of root's, nor one of
+// envNotFlags: containers are configured by these variables alone, and a
+// misspelt one would be ignored in silence. A flag of another command is
+// no mistake (a fleet's containers share their variables). Values are
+// never shown: some are secrets.
+func unknownEnv(root *cobra.Command, environ []string) []string {
+	known := slices.Clone(envNotFlags)
+	walk(root, func(c *cobra.Command) {
+		for _, f := range flagNames(c.Flags(), c.PersistentFlags()) {
+			known = append(known, envName(f))
+		}
+	})
+	slices.Sort(known)
+	known = slices.Compact(known)
+	var warnings []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "IMAPLOAD_") || slices.Contains(known, name) || hasAnyPrefix(name, envNotFlagPrefixes) {
+			continue
+		}
+		w := name + ": no such setting (a setting is IMAPLOAD_ and a flag's name, as IMAPLOAD_SESSIONS for --sessions)"
+		if near := closest(name, known); len(near) > 0 {
+			w = name + ": no such setting; did you mean " + strings.Join(near, " or ") + "?"
+		}
+		warnings = append(warnings, w)
+	}
+	slices.Sort(warnings)
+	return warnings
+}
+
+// walk calls f on c and every command below it.
+func walk(c *cobra.Command, f func(*cobra.Command)) {
+	f(c)
+	for _, sub := range c.Commands() {
+		walk(sub, f)
+	}
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(s, p) })
 }
 
 // logger returns the process logger: text on cmd's stderr at --log-level.

@@ -23,7 +23,9 @@ func seedCmd(g *globalFlags) *cobra.Command {
 folders and APPENDs only the difference to the target, so a second run appends nothing and an
 interrupted one (Ctrl-C) continues where it stopped. Messages are generated (RFC 5322, dates
 spread over --days, base64 attachments from 32 KiB, sizes drawn from --sizes, repeatable with
---seed) or taken from an mbox file (--mbox, cycled when it holds fewer than needed).`,
+--seed) or taken from an mbox file (--mbox, cycled when it holds fewer than needed).
+First the first account logs in once: a wrong port, TLS mode, certificate or password ends
+the command at once, naming the fix (exit 2; exit 1 when the server cannot be reached).`,
 		Example: `  imapload seed --imap 127.0.0.1:143 --accounts-template user%d --accounts-count 100 \
     --accounts-password-file pw.txt --messages 1000
   imapload seed --imap mail.example.net:993 --tls --accounts-file accounts.txt \
@@ -128,6 +130,10 @@ func runSeed(cmd *cobra.Command, c *seedConfig, log *slog.Logger) error {
 	s, err := seed.New(o)
 	if err != nil {
 		return err
+	}
+	a := o.Accounts[0]
+	if err := c.checkServer(cmd.Context(), o.TLSConfig, c.Auth, producer.Account{User: a.User, Password: a.Password}); err != nil && cmd.Context().Err() == nil {
+		return err // a mistake every account would repeat: named once, before any APPEND
 	}
 	stop := startProgress(cmd.ErrOrStderr(), s, c.Progress)
 	sum, err := s.Run(cmd.Context())

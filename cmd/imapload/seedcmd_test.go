@@ -62,25 +62,63 @@ func TestSeedInterrupted(t *testing.T) {
 	}
 }
 
-// TestSeedFailures: an unreachable server and a wrong password fail with
-// one grouped line each, never the password.
-func TestSeedFailures(t *testing.T) {
-	s, err := embedded.StartIMAP(&embedded.IMAPOptions{Users: 3})
+// TestSeedFailsFast: a mistake every account would repeat — a wrong
+// password, a TLS port dialled in clear text, a closed port — ends seed
+// once, before any APPEND and any progress line, with the mistake's fix
+// and its exit code; the password is never printed.
+func TestSeedFailsFast(t *testing.T) {
+	t.Parallel()
+	plain, err := embedded.StartIMAP(&embedded.IMAPOptions{Users: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	out, _, err := runCLI(t.Context(), "seed", "--imap", s.Addr(), "--accounts-count", "3", "--accounts-password", "Wr0ngPw", "--messages", "1")
-	if err == nil || exitCode(err) != verdict.ExitError || strings.Contains(out+err.Error(), "Wr0ngPw") ||
-		!strings.Contains(out, "3 accounts failed: login:") {
-		t.Errorf("wrong password: %v\n%s", err, out)
+	t.Cleanup(func() { plain.Close() })
+	implicit, err := embedded.StartIMAP(&embedded.IMAPOptions{Users: 3, TLS: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	addr := s.Addr()
-	s.Close()
-	_, _, err = runCLI(t.Context(), "seed", "--imap", addr, "--accounts-count", "3", "--messages", "1")
-	if err == nil || !strings.Contains(err.Error(), "connect to "+addr) {
-		t.Errorf("unreachable server: %v", err)
+	t.Cleanup(func() { implicit.Close() })
+	closed := closedPort(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		says []string
+	}{
+		{"wrong password", []string{"--imap", plain.Addr(), "--accounts-password", "Wr0ngPw"}, verdict.ExitUsage,
+			[]string{"login was refused", `"user1"`, "check the password"}},
+		{"tls port without --tls", []string{"--imap", implicit.Addr()}, verdict.ExitUsage,
+			[]string{"speaks TLS", "add --tls"}},
+		{"plain port under --tls", []string{"--imap", plain.Addr(), "--tls"}, verdict.ExitUsage,
+			[]string{"speaks plain IMAP", "drop --tls, or use --starttls"}},
+		{"closed port", []string{"--imap", closed}, verdict.ExitError,
+			[]string{"nothing listens", "is the server running"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"seed", "--accounts-count", "3", "--messages", "100", "--progress", "100ms"}, tc.args...)
+			out, errOut, err := runCLI(t.Context(), args...)
+			if err == nil || exitCode(err) != tc.code {
+				t.Fatalf("imapload seed %v: %v (exit %d), want exit %d", tc.args, err, exitCode(err), tc.code)
+			}
+			for _, want := range tc.says {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("imapload seed %v: %q, want it to say %q", tc.args, err, want)
+				}
+			}
+			if strings.Contains(out+errOut, "done (") || strings.Contains(out, "accounts failed") {
+				t.Errorf("imapload seed %v printed progress or account failures; want one error:\n%s%s", tc.args, out, errOut)
+			}
+			if strings.Contains(out+errOut+err.Error(), "Wr0ngPw") {
+				t.Error("the output shows the password")
+			}
+		})
 	}
+	t.Cleanup(func() { // after the parallel cases
+		if st := plain.Stats(); st.CommandsByName["APPEND"] != 0 || st.LoginsFailed != 1 {
+			t.Errorf("server saw %d APPENDs and %d failed logins, want 0 and 1 (one check, then nothing)", st.CommandsByName["APPEND"], st.LoginsFailed)
+		}
+	})
 }
 
 func TestSeedFlagErrors(t *testing.T) {

@@ -94,9 +94,12 @@ func TestVerdictWrongPassword(t *testing.T) {
 	log := f.producers[0].stderr.String()
 	var logged []string
 	for _, l := range strings.Split(log, "\n") {
-		if strings.Contains(strings.ToLower(l), "authentic") {
+		if strings.Contains(strings.ToLower(l), "authentic") && !strings.Contains(l, "preflight:") { // the check at start is its own line
 			logged = append(logged, l)
 		}
+	}
+	if !strings.Contains(log, "preflight: the login was refused") || !strings.Contains(log, "check the password") {
+		t.Errorf("producer stderr does not name the refused login at start with its fix:\n%s", tail(log, 30))
 	}
 	if len(logged) != 1 {
 		t.Errorf("producer stderr has %d lines about the authentication error, want 1 (the first error of its kind, logged once):\n%s\n--- whole stderr:\n%s",

@@ -45,6 +45,7 @@ var rules = map[string]rule{
 	"health":           {uses: wire},
 	"internal/opguard": {},                                   // a timeout that closes a connection
 	"seed":             {uses: []string{"internal/opguard"}}, // fills IMAP accounts with mail; IMAP only
+	"preflight":        {uses: []string{"internal/opguard"}}, // one connection and login before any load; IMAP only
 	// The roles and the controls meet only on NATS subjects: none imports
 	// another, nor the embedded servers.
 	"producer":   {uses: slices.Concat(cores, []string{"internal/opguard"}), nats: true},
@@ -59,7 +60,7 @@ var rules = map[string]rule{
 	// ramp wired as separate processes would be; only the binary imports it.
 	"pipeline": {uses: slices.Concat(cores, roles, []string{"embedded", "internal/opguard"}), nats: true, importers: []string{"cmd/imapload"}},
 	// The binary wires everything together, and links no test code.
-	"cmd/imapload": {uses: slices.Concat(cores, roles, []string{"pipeline", "embedded", "health", "seed", "internal/opguard"}), nats: true},
+	"cmd/imapload": {uses: slices.Concat(cores, roles, []string{"pipeline", "embedded", "health", "seed", "preflight", "internal/opguard"}), nats: true},
 	// Test support, imported by _test.go files only (and the e2estatus tool).
 	"internal/testkit":          {testing: true},
 	"internal/testkit/natstest": {uses: []string{"embedded"}, nats: true, testing: true},

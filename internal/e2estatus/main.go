@@ -1,33 +1,66 @@
-// Command e2estatus names the end-to-end suites that `go test ./...` did
-// not run (a passing package's skips are not shown) and how to enable each.
-// README's test command runs it after the tests.
+// Command e2estatus runs the tests and then says which end-to-end suites
+// ran, which were skipped and why, and which tests failed, whatever the
+// outcome. README's test command is
+//
+//	IMAPLOAD_LONG=1 go run ./internal/e2estatus -race ./...
+//
+// Its arguments are go test's: it runs `go test -json ARGS` with its own
+// environment (so IMAPLOAD_LONG and IMAPLOAD_E2E reach the tests and its
+// report alike), prints what `go test` would (package lines, the output of
+// failed tests; everything with -v) as it comes, then the report, and
+// exits with go test's status. A passing `go test` shows no skip; this
+// report does.
 package main
 
 import (
+	"errors"
 	"fmt"
-	"strings"
-
-	"github.com/imapload/imapload/internal/testkit"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
 )
 
 func main() {
-	var missing []testkit.Suite
-	for _, s := range testkit.Suites {
-		if _, ok := s.Find(); !ok {
-			missing = append(missing, s)
-		}
+	// Ctrl-C reaches go test too (the same process group): the report of
+	// what ran so far still follows its end.
+	signal.Ignore(os.Interrupt)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run runs go test with args, streams its output to stdout, writes the
+// report and returns go test's exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	cmd := exec.Command("go", append([]string{"test", "-json"}, args...)...)
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
 	}
-	if len(missing) == 0 {
-		names := make([]string, len(testkit.Suites))
-		for i, s := range testkit.Suites {
-			names[i] = s.Name
-		}
-		fmt.Printf("end-to-end suites: all ran (%s)\n", strings.Join(names, "; "))
-		return
+	if err != nil {
+		fmt.Fprintln(stderr, "e2estatus: go test:", err)
+		return 1
 	}
-	fmt.Println("end-to-end suites that did NOT run (skipped):")
-	for _, s := range missing {
-		fmt.Printf("  - %s: needs %s; %s\n", s.Name, s.Needs, s.Enable)
+	r := newReport(stdout, slices.Contains(args, "-v"))
+	readErr := r.read(out)
+	code := exitCode(cmd.Wait())
+	if readErr != nil {
+		fmt.Fprintln(stderr, "e2estatus: reading go test -json:", readErr)
+		code = max(code, 1)
 	}
-	fmt.Println("IMAPLOAD_E2E=1 makes a missing one a failure; .ci/run installs and runs them all")
+	r.summary(stdout, code)
+	return code
+}
+
+// exitCode is the exit status of a finished command.
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee) && ee.ExitCode() > 0:
+		return ee.ExitCode()
+	}
+	return 1
 }

@@ -12,8 +12,8 @@ import (
 
 // Suite is an end-to-end suite: tests that need something from outside Go.
 // Without it they skip, or fail when IMAPLOAD_E2E=1 (as .ci/run sets);
-// cmd e2estatus names the suites that would skip, after `go test ./...`,
-// which shows no skip of a passing package.
+// cmd e2estatus runs the tests and says which suites ran, were skipped or
+// failed, as `go test ./...` shows no skip of a passing package.
 type Suite struct {
 	// Name names the suite; Needs what it needs; Enable how to provide it.
 	Name, Needs, Enable string
@@ -47,14 +47,20 @@ var (
 	Suites = []Suite{Dovecot, NATSCLI, Chromium, Long, Docker, NodeExporter}
 )
 
+// PresentMark follows a suite's name in the line Require logs for a test
+// that runs with the suite there.
+const PresentMark = ": present"
+
 // E2E reports whether IMAPLOAD_E2E=1 demands every suite.
 func E2E() bool { return os.Getenv("IMAPLOAD_E2E") == "1" }
 
 // Require returns what s needs, or skips t (fails it under IMAPLOAD_E2E=1)
-// saying how to enable the suite.
+// saying how to enable the suite. When s is there it logs PresentMark after
+// the suite's name, which e2estatus counts (go test shows it with -v only).
 func Require(t testing.TB, s Suite) string {
 	t.Helper()
 	if v, ok := s.Find(); ok {
+		t.Log(s.Name + PresentMark)
 		return v
 	}
 	msg := s.Name + ": " + s.Needs + " is missing; " + s.Enable
