@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"runtime"
 	"time"
 
 	"github.com/imapload/imapload/pipeline"
+	"github.com/imapload/imapload/producer"
 	"github.com/imapload/imapload/ramp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -182,12 +185,31 @@ func runRun(cmd *cobra.Command, c *runConfig, g *globalFlags) error {
 	}
 	o.Ramp = ro
 	c.plan(run, ro, len(o.Producer.Accounts)).write(out)
+	if err := c.preflight(cmd.Context(), out, &o.Producer, c.Fleet.Producers); err != nil {
+		return err
+	}
 	o.OnReady = func(e pipeline.Endpoint) { c.printEndpoint(cmd, e) }
 	report, err := runPipeline(cmd.Context(), out, o, crit, c.Ramp.Out, tty)
 	if report == nil {
 		return err
 	}
 	return errors.Join(verdictError(*report), err)
+}
+
+// preflight logs in once as the first account the way the local producers
+// will (checkServer), so that a mistake in the target, TLS or password
+// flags ends the run with its fix before any load. Without local producers
+// it checks nothing: the server may be reachable only from the fleet.
+func (c *runConfig) preflight(ctx context.Context, out io.Writer, po *producer.Options, local int) error {
+	if local == 0 || len(po.Accounts) == 0 {
+		return nil
+	}
+	a := po.Accounts[0]
+	if err := c.checkServer(ctx, po.TLSConfig, po.Auth, a); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "checked    %s answered and %s logged in\n", c.IMAP, a.User)
+	return nil
 }
 
 // pipelineOptions are the pipeline of the flags: the producers' template
