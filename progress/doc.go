@@ -5,5 +5,6 @@
 // subscription on messages.StepSamplesFilter (JetStream-published messages are
 // delivered to plain subscribers too), so it adds no load on the stream. The
 // Tracker is pure; Watch is the thin network edge. On a terminal the line is
-// redrawn in place; otherwise a plain line is printed at each interval.
+// redrawn in place, cut to the terminal's width so that it never wraps;
+// otherwise a plain line is printed at each interval.
 package progress

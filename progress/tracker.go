@@ -84,7 +84,7 @@ func (t *Tracker) Line(elapsed time.Duration) string {
 	}
 	fmt.Fprintf(&b, "  errors %d  dropped %d  producers %d", t.failed, t.dropped, len(t.measured))
 	if k, n := t.topKind(); n > 0 {
-		fmt.Fprintf(&b, "  top error: %s ×%d", truncate(k, 60), n)
+		fmt.Fprintf(&b, "  top error: %s ×%d", fit(k, 60), n)
 	}
 	if lag := t.laggingText(); lag != "" {
 		fmt.Fprintf(&b, "  BEHIND SCHEDULE: %s", lag)
@@ -110,11 +110,4 @@ func (t *Tracker) topKind() (string, uint64) {
 		}
 	}
 	return best, n
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-1] + "…"
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/imapload/imapload/messages"
 	"github.com/nats-io/nats.go"
@@ -19,9 +20,36 @@ func IsTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// defaultWidth is the width assumed of a terminal that does not say its own.
+const defaultWidth = 80
+
+// width is how many columns a line redrawn on the terminal w may take: one
+// less than the terminal has, read at each draw (it may be resized), so the
+// cursor never reaches the last column, where some terminals wrap.
+func width(w io.Writer) int {
+	cols := defaultWidth
+	if f, ok := w.(*os.File); ok {
+		if c, _, err := term.GetSize(int(f.Fd())); err == nil && c > 1 {
+			cols = c
+		}
+	}
+	return cols - 1
+}
+
+// fit cuts line to at most n runes, the last of them "…" when it was cut:
+// a line redrawn in place must never wrap, or each redraw leaves a line
+// behind.
+func fit(line string, n int) string {
+	if n <= 0 || utf8.RuneCountInString(line) <= n {
+		return line
+	}
+	return string([]rune(line)[:n-1]) + "…"
+}
+
 // Watch prints cmd's progress to w until ctx is done, then ends the line. On a
-// terminal (tty true) the line is redrawn every 250 ms; otherwise a line is
-// printed every interval (default 2s).
+// terminal (tty true) the line is redrawn every 250 ms, cut to the
+// terminal's width; otherwise a whole line is printed every interval
+// (default 2s).
 func Watch(ctx context.Context, nc *nats.Conn, cmd messages.StepCommand, w io.Writer, tty bool, interval time.Duration) error {
 	var mu sync.Mutex
 	tr := NewTracker(cmd)
@@ -52,7 +80,7 @@ func Watch(ctx context.Context, nc *nats.Conn, cmd messages.StepCommand, w io.Wr
 		line := tr.Line(time.Since(start))
 		mu.Unlock()
 		if tty {
-			fmt.Fprint(w, "\r\033[K"+line)
+			fmt.Fprint(w, "\r\033[K"+fit(line, width(w)))
 		} else {
 			fmt.Fprintln(w, line)
 		}

@@ -1,7 +1,9 @@
 package reporter
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/imapload/imapload/messages"
 )
@@ -154,4 +156,41 @@ func emptyReport() messages.RunReport {
 	r.Reasons = []messages.Reason{{Code: messages.ReasonNoResult, Detail: "no step result arrived",
 		Remedy: "start an aggregator (imapload aggregator) on the same NATS and check its log"}}
 	return r
+}
+
+// busyDemoReport is a demo on a busy two-core machine, as it printed: eight
+// phases of short steps (too few samples for a P99 interval), scripts'
+// sessions per second, integrity checks, and step 2 inconclusive because the
+// three producers' host was busy, each named with its figures.
+func busyDemoReport() messages.RunReport {
+	s1 := demoStep(1, 200, 199.5)
+	s2 := demoStep(2, 400, 392)
+	var details []string
+	for i, lag := range []float64{33.7, 34.7, 35.4} {
+		details = append(details, fmt.Sprintf("demo-p%d lag P99 %.1f ms at 0.15 of 2 cores, waited for a CPU 48%% of the time, host CPU pressure 74%%", i+1, lag))
+	}
+	reason := messages.Reason{Code: messages.ReasonHostOverloaded, Remedy: remedyHost,
+		Detail: "fell behind its schedule: " + strings.Join(details, "; ")}
+	s2 = judge(s2, messages.VerdictInconclusive, reason)
+	r := handReport("demo-20261207-163708", []messages.StepResult{s1, s2}, nil)
+	r.LastHeld = &messages.StepRef{Step: 1, Rate: 200, DeliveredRate: 199.5, Ratio: 0.998}
+	r.Verdict = messages.RunInconclusive
+	reason.Detail = "step 2 at 400/s: " + reason.Detail
+	r.Reasons = []messages.Reason{reason}
+	return r
+}
+
+// demoStep is a held step of the demo's session: every phase, each with too
+// few samples for its P99 interval.
+func demoStep(step int, target, delivered float64) messages.StepResult {
+	s := stepResult(step, target, delivered)
+	s.Run, s.OfferedRate, s.SessionRate, s.TargetSessionRate = "demo", target, delivered/12.5, target/12.5
+	s.Checks = messages.Checks{Run: 2}
+	s.Phases = map[string]messages.PhaseResult{}
+	for i, name := range []string{"dial", "login", "list", "select", "fetch", "store", "append", "logout"} {
+		n := uint64(delivered * 4 / 8)
+		p := phaseResult(n, 0, 0.3+float64(i), 0.9+5*float64(i))
+		s.Phases[name] = tooFew(p, 0.8*p.P99)
+	}
+	return judge(s, messages.VerdictHeld)
 }

@@ -26,7 +26,11 @@
 // producers departing from the pool, the error of averaging per-producer
 // P99s, saturated or incomplete steps, the top errors at the knee). The
 // renderers are func(io.Writer, messages.RunReport) error: [RenderTable] (a
-// fixed-width terminal table), [RenderJSON] and [RenderCSV]. [PlotThroughput]
+// fixed-width terminal table that fits [TableWidth] columns), [RenderWideTable]
+// (every column, each note on one line: report.txt), [RenderJSON] and
+// [RenderCSV]. [StepLine] is the line a ramp prints as each step finishes;
+// [WriteTable] with StepLinesAbove follows those lines. A terminal is told
+// each remedy once: later mentions refer back to it. [PlotThroughput]
 // and [PlotLatency] draw with gonum.org/v1/plot; [WritePlots] and
 // [WriteFiles] write report.json, report.csv, report.txt, report.html (one
 // self-contained page with the plots inline), throughput.png/.svg and

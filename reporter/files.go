@@ -34,7 +34,7 @@ func WriteFiles(dir string, r messages.RunReport) ([]string, error) {
 	for _, f := range []struct {
 		name   string
 		render func(io.Writer, messages.RunReport) error
-	}{{"report.json", RenderJSON}, {"report.csv", RenderCSV}, {"report.txt", RenderTable}, {"report.html", RenderHTML}} {
+	}{{"report.json", RenderJSON}, {"report.csv", RenderCSV}, {"report.txt", RenderWideTable}, {"report.html", RenderHTML}} {
 		path, err := writeAtomic(dir, f.name, func(w io.Writer) error { return f.render(w, r) })
 		if err != nil {
 			return paths, err

@@ -11,24 +11,23 @@ import (
 	"github.com/imapload/imapload/messages"
 )
 
-// fallacyNote is the smallest relative gap between the average of the
-// per-producer P99s and the pooled P99 that is worth a finding.
-const fallacyNote = 0.10
+// FallacyNote is the smallest relative gap between the average of the
+// per-producer P99s and the pooled P99 that is worth a finding (the demo
+// refers to that finding rather than repeat it).
+const FallacyNote = 0.10
 
 // topErrors is how many error kinds the knee finding and the table name.
 const topErrors = 3
 
 // findings returns plain sentences about steps (sorted by step number): the
-// knee and what happened there, the inconclusive steps and why, steps whose
-// counts are short, bimodal phases, producers that depart from the pool, the
+// knee and what happened there, refused batches, steps whose counts are short, bimodal phases, producers that depart from the pool, the
 // averaging fallacy, and percentiles where sketch and sample disagree. An
-// inconclusive step is never quoted as evidence: only the finding that lists
-// the inconclusive steps names it.
+// inconclusive step is never quoted as evidence: no finding names it (the
+// table lists the inconclusive steps once, with their reasons under each).
 func findings(steps []messages.StepResult, knee *messages.Knee, threshold float64) []string {
 	ok := conclusive(steps)
 	out := kneeFindings(steps, ok, knee, threshold)
 	out = append(out, serverFindings(steps, ok, knee, threshold)...)
-	out = append(out, inconclusiveFindings(steps)...)
 	out = append(out, rejectedFindings(steps)...)
 	for i := range ok {
 		out = append(out, stepFindings(&ok[i])...)
@@ -77,7 +76,7 @@ func kneeFindings(steps, ok []messages.StepResult, knee *messages.Knee, threshol
 	case len(steps) == 0:
 		return nil
 	case len(valid) == 0:
-		return []string{"no valid step: every step was inconclusive, so no rate is known to hold (reasons below)"}
+		return []string{"no valid step: every step was inconclusive, so no rate is known to hold"}
 	case knee == nil:
 		return noKneeFindings(steps, valid, threshold)
 	}
@@ -140,35 +139,6 @@ func kneeErrors(ok []messages.StepResult, step int) []string {
 		parts = append(parts, fmt.Sprintf("%s %q (%d)", e.Phase, clip(e.Kind, 80), e.Count))
 	}
 	return []string{fmt.Sprintf("at the knee (step %d) the top errors were: %s", step, strings.Join(parts, ", "))}
-}
-
-// inconclusiveFindings lists the inconclusive steps with their reasons, each
-// with its own remedy: the one finding that names them.
-func inconclusiveFindings(steps []messages.StepResult) []string {
-	var parts []string
-	for i := range steps {
-		s := &steps[i]
-		if !isInconclusive(s) {
-			continue
-		}
-		why := "no reason given"
-		if rs := stepReasons(s); len(rs) > 0 {
-			why = joinReasons(rs)
-		}
-		parts = append(parts, fmt.Sprintf("step %d: %s", s.Step, why))
-	}
-	if len(parts) == 0 {
-		return nil
-	}
-	return []string{"inconclusive, so never quoted as evidence in this report: " + strings.Join(parts, "; ")}
-}
-
-func joinReasons(rs []messages.Reason) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		parts[i] = reasonText(r)
-	}
-	return strings.Join(parts, "; ")
 }
 
 // sortedErrors returns a copy of errs, most frequent first, then by phase and kind.
@@ -265,7 +235,7 @@ func fallacyFindings(steps []messages.StepResult) []string {
 	var out []string
 	for _, phase := range phaseNames(toPhaseSet(worst)) {
 		v := worst[phase]
-		if math.Abs(v) < fallacyNote {
+		if math.Abs(v) < FallacyNote {
 			continue
 		}
 		verb := "understate"

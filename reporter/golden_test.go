@@ -19,15 +19,16 @@ var goldenCases = []struct {
 	report  func() messages.RunReport
 	formats []string
 }{
-	{name: "report", report: oldReport, formats: []string{"table", "json", "csv"}},
-	{name: "host_overloaded", report: hostReport, formats: []string{"table", "csv"}},
-	{name: "failing", report: failingReport, formats: []string{"table", "csv"}},
-	{name: "knee_range", report: rangeReport, formats: []string{"table", "csv"}},
-	{name: "open", report: openReport, formats: []string{"table", "json", "csv"}},
+	{name: "report", report: oldReport, formats: []string{"table", "wide", "json", "csv"}},
+	{name: "host_overloaded", report: hostReport, formats: []string{"table", "wide", "csv"}},
+	{name: "failing", report: failingReport, formats: []string{"table", "wide", "csv"}},
+	{name: "knee_range", report: rangeReport, formats: []string{"table", "wide", "csv"}},
+	{name: "open", report: openReport, formats: []string{"table", "wide", "json", "csv"}},
+	{name: "busy_demo", report: busyDemoReport, formats: []string{"table", "wide"}},
 }
 
 var renderers = map[string]func(io.Writer, messages.RunReport) error{
-	"table": RenderTable, "json": RenderJSON, "csv": RenderCSV,
+	"table": RenderTable, "wide": RenderWideTable, "json": RenderJSON, "csv": RenderCSV,
 }
 
 // TestRenderGolden renders each golden report with its renderers and

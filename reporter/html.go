@@ -130,7 +130,7 @@ func newHTMLView(r messages.RunReport, plots []htmlPlot) htmlView {
 	if !ok {
 		words = v
 	}
-	var knee strings.Builder
+	var knee page // unfolded: width 0
 	writeKnee(&knee, r)
 	view := htmlView{Run: r.Run, Generated: r.Generated.UTC().Format(time.RFC3339), Threshold: ratio(r.Threshold),
 		Verdict: v, VerdictWords: words, Knee: strings.TrimSpace(strings.TrimPrefix(knee.String(), "knee:")),

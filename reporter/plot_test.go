@@ -240,9 +240,9 @@ func TestWriteFiles(t *testing.T) {
 		t.Errorf("WriteFiles() left %d entries in %s (temporary files?), want %d", len(entries), dir, len(want))
 	}
 	table, _ := os.ReadFile(filepath.Join(dir, "report.txt"))
-	golden, _ := os.ReadFile(filepath.Join("testdata", "report_table.golden"))
+	golden, _ := os.ReadFile(filepath.Join("testdata", "report_wide.golden"))
 	if !bytes.Equal(table, golden) {
-		t.Errorf("WriteFiles() report.txt differs from testdata/report_table.golden")
+		t.Errorf("WriteFiles() report.txt differs from testdata/report_wide.golden (the wide table)")
 	}
 }
 

@@ -80,18 +80,27 @@ func runCompare(cmd *cobra.Command, c *compareConfig, args []string) error {
 		reports = append(reports, rep)
 	}
 	cmp := reporter.Compare(reports)
-	if c.JSON {
-		return reporter.RenderCompareJSON(cmd.OutOrStdout(), cmp)
+	where := cmd.OutOrStdout()
+	if c.JSON { // stdout is the JSON alone; where the files went goes to stderr
+		if err := reporter.RenderCompareJSON(where, cmp); err != nil {
+			return err
+		}
+		where = cmd.ErrOrStderr()
 	}
 	if c.Phases != "all" {
 		cmp = cmp.Only(strings.Split(c.Phases, ","))
 	}
-	if c.Out != "" {
-		if err := writeCompare(c.Out, cmp); err != nil {
+	if !c.JSON {
+		if err := reporter.RenderCompare(where, cmp); err != nil {
 			return err
 		}
 	}
-	return reporter.RenderCompare(cmd.OutOrStdout(), cmp)
+	if c.Out == "" {
+		return nil
+	}
+	files, err := writeCompare(c.Out, cmp)
+	printWritten(where, "comparison files", c.Out, files)
+	return err
 }
 
 var errNotAFile = errors.New("not a report file")
@@ -131,21 +140,26 @@ func fetchReport(ctx context.Context, nc *nats.Conn, run string, threshold float
 	return reporter.Build(run, slices.Collect(maps.Values(t.steps)), threshold, time.Now()), nil
 }
 
-// writeCompare writes the comparison's three files into dir.
-func writeCompare(dir string, c reporter.Comparison) error {
+// writeCompare writes the comparison's three files into dir and returns
+// the paths written, also on error.
+func writeCompare(dir string, c reporter.Comparison) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return err
+		return nil, err
 	}
-	for name, render := range map[string]func(io.Writer, reporter.Comparison) error{
-		"compare.txt": reporter.RenderCompare, "compare.json": reporter.RenderCompareJSON, "compare.html": reporter.RenderCompareHTML,
-	} {
+	var paths []string
+	for _, f := range []struct {
+		name   string
+		render func(io.Writer, reporter.Comparison) error
+	}{{"compare.txt", reporter.RenderCompare}, {"compare.json", reporter.RenderCompareJSON}, {"compare.html", reporter.RenderCompareHTML}} {
 		var b strings.Builder
-		if err := render(&b, c); err != nil {
-			return err
+		if err := f.render(&b, c); err != nil {
+			return paths, err
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o666); err != nil {
-			return err
+		path := filepath.Join(dir, f.name)
+		if err := os.WriteFile(path, []byte(b.String()), 0o666); err != nil {
+			return paths, err
 		}
+		paths = append(paths, path)
 	}
-	return nil
+	return paths, nil
 }

@@ -66,6 +66,14 @@ func TestCompare(t *testing.T) {
 			t.Errorf("--out: %s: %v", name, err)
 		}
 	}
+	if want := "comparison files in " + out + ":\n  compare.txt, compare.json, compare.html"; !strings.Contains(text, want) {
+		t.Errorf("imapload compare --out printed:\n%s\nwant it to say where the files went: %q", text, want)
+	}
+	jsonOut := filepath.Join(dir, "cmp-json")
+	stdout, stderr, err := runCLI(ctx, "compare", "--json", "--out", jsonOut, filepath.Join(dir, "early.json"), filepath.Join(dir, "mid"))
+	if err != nil || !json.Valid([]byte(stdout)) || !strings.Contains(stderr, "comparison files in "+jsonOut+":\n  compare.txt") {
+		t.Errorf("imapload compare --json --out = %v; stdout (want JSON alone):\n%s\nstderr (want where the files went):\n%s", err, stdout, stderr)
+	}
 	html, _ := os.ReadFile(filepath.Join(out, "compare.html"))
 	if !strings.Contains(string(html), "<svg") || !strings.Contains(string(html), "(400, 800]/s") {
 		t.Errorf("compare.html lacks the knee chart")

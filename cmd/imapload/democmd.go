@@ -113,7 +113,7 @@ func runDemo(cmd *cobra.Command, c *demoConfig, g *globalFlags) error {
 	o.OnReady = func(e pipeline.Endpoint) { printEndpoint(out, cmd.Flags(), e, srv.Addr()) }
 	o.Ramp = ro
 	c.plan(run, srv, ro, len(o.Producer.Accounts)).write(out)
-	report, err := runPipeline(cmd.Context(), out, o, crit, c.Ramp.Out, tty)
+	report, err := runPipeline(cmd.Context(), out, o, crit, &c.Ramp, tty)
 	if report == nil {
 		return err
 	}

@@ -3,9 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/reporter"
 )
 
 // demoSetup is what the demo configured, to compare the findings with.
@@ -40,7 +43,22 @@ func capacityFinding(r messages.RunReport, s demoSetup) string {
 	case messages.RunNoKnee:
 		return head + "; every step held, so no knee was found: raise --max or --max-steps"
 	}
-	return fmt.Sprintf("%s; the run could not measure it (%s): %s", head, r.Verdict, reasonText(r.Reasons))
+	return fmt.Sprintf("%s; the run could not measure it (%s: %s; why and what to do: see the verdict above)", head, r.Verdict, codesOf(r.Reasons))
+}
+
+// codesOf lists the codes of rs, without their details and remedies,
+// which the table above printed.
+func codesOf(rs []messages.Reason) string {
+	codes := make([]string, 0, len(rs))
+	for _, x := range rs {
+		if !slices.Contains(codes, x.Code) {
+			codes = append(codes, x.Code)
+		}
+	}
+	if len(codes) == 0 {
+		return "no reason given"
+	}
+	return strings.Join(codes, ", ")
 }
 
 // kneeRate is the knee's rate, or its range when inconclusive steps lie
@@ -52,18 +70,22 @@ func kneeRate(k *messages.Knee) string {
 	return fmt.Sprintf("at %.0f/s offered", k.Rate)
 }
 
+// loginFinding compares the login cache and bcrypt cost with the bimodal
+// login the report's findings describe (at the same steps: the valid ones),
+// without repeating its figures.
 func loginFinding(r messages.RunReport, s demoSetup) string {
 	for _, st := range r.Steps {
 		if b := st.Phases["login"].Bimodal; b != nil && st.Verdict != messages.VerdictInconclusive {
-			return fmt.Sprintf("login cost: bimodal at step %d — %.0f%% at %.2f ms and %.0f%% at %.2f ms; the server was set to cache logins and pay bcrypt cost %d on a miss, which would give two such modes",
-				st.Step, 100*b.LowShare, b.LowMode, 100*b.HighShare, b.HighMode, s.bcryptCost)
+			return fmt.Sprintf("login cost: the server was set to cache logins and pay bcrypt cost %d on a miss, which gives two modes: the findings above find login bimodal from step %d",
+				s.bcryptCost, st.Step)
 		}
 	}
 	return "login cost: login was not found bimodal in any step"
 }
 
 // slowFinding picks the step and mailbox phase where averaging per-producer
-// P99s would be furthest off.
+// P99s would be furthest off; when the report's findings already say so, it
+// refers to them instead of giving the figures again.
 func slowFinding(r messages.RunReport, s demoSetup) string {
 	best, step, phase := 0.0, 0, ""
 	for _, st := range r.Steps {
@@ -79,6 +101,9 @@ func slowFinding(r messages.RunReport, s demoSetup) string {
 	head := fmt.Sprintf("slow backend: %.0f%% of the accounts pay %v more per mailbox command", 100*s.slowFraction, s.slowDelay)
 	if phase == "" {
 		return head + "; no phase's per-producer P99s disagreed enough to matter"
+	}
+	if -best >= reporter.FallacyNote { // the report's findings quantify it
+		return fmt.Sprintf("%s: the tail that averaging the per-producer P99s would understate, as the findings above say of %s", head, phase)
 	}
 	pooled := stepByNumber(r, step).Phases[phase].P99
 	return fmt.Sprintf("%s; at step %d the pooled P99 of %s is %.1f ms, while the average of the per-producer P99s would say %.1f ms (%.0f%% low)",
@@ -96,7 +121,5 @@ func stepByNumber(r messages.RunReport, n int) messages.StepResult {
 
 func printDemoFindings(w io.Writer, r messages.RunReport, s demoSetup) {
 	fmt.Fprintln(w, "\nwhat the demo server was set to, and what the run found:")
-	for _, f := range demoFindings(r, s) {
-		fmt.Fprintln(w, "  -", f)
-	}
+	_ = reporter.WriteList(w, demoFindings(r, s))
 }

@@ -76,11 +76,12 @@ func verdictError(r messages.RunReport) error {
 	return &exitError{code: code, err: fmt.Errorf("%s (exit %d)", msg, code)}
 }
 
-// reasonText joins reasons' details and remedies.
+// reasonText joins reasons' codes and details; their remedies were printed
+// with the steps, once.
 func reasonText(rs []messages.Reason) string {
 	var parts []string
 	for _, x := range rs {
-		parts = append(parts, fmt.Sprintf("%s: %s — %s", x.Code, x.Detail, x.Remedy))
+		parts = append(parts, fmt.Sprintf("%s: %s", x.Code, x.Detail))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -93,7 +92,7 @@ func runRampCmd(cmd *cobra.Command, c *rampConfig, log *slog.Logger) error {
 		return err
 	}
 	report := runReport(run, results, plan.Threshold, crit, err)
-	return errors.Join(verdictError(report), finish(out, c.Ramp.Out, report))
+	return errors.Join(verdictError(report), finish(out, &c.Ramp, report))
 }
 
 // runReport builds a ramp's report, judges its thresholds, and makes a run
@@ -140,12 +139,14 @@ func driveRamp(ctx context.Context, nc *nats.Conn, o *ramp.Options, out io.Write
 			}
 		}()
 	}
+	var done []messages.StepResult // the steps whose lines were printed, for StepLine
 	o.OnResult = func(r messages.StepResult) {
 		watchMutex.Lock()
 		stopWatch()
 		watchMutex.Unlock()
 		wg.Wait()
-		fmt.Fprintln(out, summaryLine(r))
+		fmt.Fprintln(out, reporter.StepLine(r, done))
+		done = append(done, r)
 	}
 	c, err := ramp.New(nc, o)
 	if err != nil {
@@ -162,25 +163,6 @@ func driveRamp(ctx context.Context, nc *nats.Conn, o *ramp.Options, out io.Write
 	return results, err
 }
 
-// summaryLine is a finished step: its figures, its verdict and, when it is
-// inconclusive, why and what to do.
-func summaryLine(r messages.StepResult) string {
-	s := fmt.Sprintf("step %d done: target %.0f/s, delivered %.1f/s (%.0f%%): %s", r.Step, r.TargetRate, r.DeliveredRate, 100*r.Ratio, strings.ToUpper(r.Verdict))
-	if r.TargetSessionRate > 0 {
-		s += fmt.Sprintf("; sessions %.1f/s of %.1f/s", r.SessionRate, r.TargetSessionRate)
-	}
-	if c := r.Connections; c != nil {
-		s += fmt.Sprintf("; held %d of %d IDLE connections", c.Held, c.Offered)
-	}
-	if r.Below != "" {
-		s += "\n    below on " + r.Below
-	}
-	for _, x := range r.Reasons {
-		s += fmt.Sprintf("\n    %s: %s\n    what to do: %s", x.Code, x.Detail, x.Remedy)
-	}
-	return s
-}
-
 // heldWords names a step's held connections, "" when it holds none.
 func heldWords(n int) string {
 	if n == 0 {
@@ -189,19 +171,17 @@ func heldWords(n int) string {
 	return fmt.Sprintf(" and %d held IDLE connections", n)
 }
 
-// finish prints the table and writes the report files.
-func finish(out io.Writer, dir string, report messages.RunReport) error {
+// finish prints the table (wide with --wide), after the step lines the
+// ramp printed, and writes the report files to --out, saying where.
+func finish(out io.Writer, r *rampFlags, report messages.RunReport) error {
 	fmt.Fprintln(out)
-	if err := reporter.RenderTable(out, report); err != nil {
+	if err := reporter.WriteTable(out, report, &reporter.TableOptions{Wide: r.Wide, StepLinesAbove: true}); err != nil {
 		return err
 	}
-	if dir == "" {
+	if r.Out == "" {
 		return nil
 	}
-	files, err := reporter.WriteFiles(dir, report)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "\nreport files: %s\n", strings.Join(files, ", "))
-	return nil
+	files, err := reporter.WriteFiles(r.Out, report)
+	printWritten(out, "report files", r.Out, files)
+	return err
 }

@@ -34,6 +34,7 @@ type rampFlags struct {
 	Shape           shapeFlags
 	Unit            string // --unit of the rates: commands or sessions (per second)
 	Out             string // --out: directory for report files, "" for none
+	Wide            bool   // --wide: the table with every column, as in report.txt
 }
 
 // defaultRamp is the flags' defaults; add declares the flags with the
@@ -62,6 +63,7 @@ func (r *rampFlags) add(fs *pflag.FlagSet) {
 	r.Shape.add(fs)
 	fs.StringVar(&r.Unit, "unit", "commands", "unit of --start, --max, --rates and --expect-knee-above: commands or sessions per second (sessions needs --script)")
 	fs.StringVar(&r.Out, "out", r.Out, "directory for report files")
+	fs.BoolVar(&r.Wide, "wide", r.Wide, "print the table with every column (sessions/s, P99.9), one line per note, as report.txt has it (default: it fits 120 columns)")
 }
 
 // checks returns the errors of the flags' values, nil for a good one.

@@ -2,7 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/imapload/imapload/health"
 	"github.com/imapload/imapload/reporter"
@@ -71,5 +74,33 @@ func runReporter(cmd *cobra.Command, c *reporterConfig, log *slog.Logger) error 
 	}
 	defer stop()
 	log.Info("reporter: ready", "run", c.Run, "out", o.OutDir)
-	return r.Run(cmd.Context())
+	where := cmd.OutOrStdout()
+	if !c.Table {
+		where = cmd.ErrOrStderr() // stdout stays empty
+	}
+	printReportDir(where, c, "rewritten after each step result")
+	err = r.Run(cmd.Context())
+	switch st := r.Stats(); {
+	case st.WriteErrors > 0:
+		printReportDir(where, c, fmt.Sprintf("%d of %d writes failed (see the log)", st.WriteErrors, st.Reports))
+	case st.Reports > 0:
+		printReportDir(where, c, "written")
+	}
+	return err
+}
+
+// printReportDir says where the report files go, "" without --out: the
+// folder of the run, or one folder per run under --out.
+func printReportDir(w io.Writer, c *reporterConfig, note string) {
+	if c.Out == "" {
+		return
+	}
+	dir, err := filepath.Abs(c.Out)
+	if err != nil {
+		dir = c.Out
+	}
+	if c.Run == "" {
+		dir = filepath.Join(dir, "<run>")
+	}
+	fmt.Fprintf(w, "report files in %s (report.json, report.csv, report.txt, report.html, plots): %s\n", dir, note)
 }

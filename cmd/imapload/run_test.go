@@ -68,7 +68,7 @@ func checkRunEnd(t *testing.T, out string, err error, dir string) {
 	if plan < 0 || first < 0 || plan > first {
 		t.Errorf("plan at %d, first step at %d in stdout: want the plan first", plan, first)
 	}
-	for _, w := range []string{"STEP ", "verdict: ", "report files: ", filepath.Join(dir, "report.html")} {
+	for _, w := range []string{"STEP ", "verdict: ", "report files in " + dir + ":", "report.html"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("run output lacks %q", w)
 		}

@@ -189,7 +189,7 @@ func runRun(cmd *cobra.Command, c *runConfig, g *globalFlags) error {
 		return err
 	}
 	o.OnReady = func(e pipeline.Endpoint) { c.printEndpoint(cmd, e) }
-	report, err := runPipeline(cmd.Context(), out, o, crit, c.Ramp.Out, tty)
+	report, err := runPipeline(cmd.Context(), out, o, crit, &c.Ramp, tty)
 	if report == nil {
 		return err
 	}
