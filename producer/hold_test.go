@@ -24,18 +24,26 @@ func (f *fleet) holdStep(t *testing.T, edit func(*producer.Options), rest string
 	return f.runStep("h1", "hold", 1, rest)
 }
 
-// checkHeld: every batch of the window held want connections throughout,
-// none broke, and each set-up (phase hold) succeeded.
+// checkHeld: no held connection was dropped, the count never fell, the
+// window's last batch held all want throughout, and each set-up (phase
+// hold) succeeded.
 func checkHeld(t *testing.T, bs []*messages.SampleBatch, want int) {
 	t.Helper()
 	var setups, failed uint64
+	var last *messages.SampleBatch
 	for _, b := range bs {
 		if b.Info.Connections != want {
 			t.Errorf("batch %d: Info.Connections = %d, want %d", b.Seq, b.Info.Connections, want)
 		}
-		if b.To > 0 && b.Seq > 0 && (b.Health.HeldMin != uint32(want) || b.Health.Held != uint32(want) || b.Health.HeldDrops != 0) {
-			t.Errorf("batch %d [%v, %v]: held %d, held min %d, drops %d; want %d, %d, 0", b.Seq,
-				time.Duration(b.From), time.Duration(b.To), b.Health.Held, b.Health.HeldMin, b.Health.HeldDrops, want, want)
+		if b.Health.HeldDrops != 0 {
+			t.Errorf("batch %d [%v, %v]: %d held connections dropped, want none", b.Seq,
+				time.Duration(b.From), time.Duration(b.To), b.Health.HeldDrops)
+		}
+		if last != nil && b.Health.Held < last.Health.Held {
+			t.Errorf("batch %d: held %d, fewer than the %d of batch %d, with no drop", b.Seq, b.Health.Held, last.Health.Held, last.Seq)
+		}
+		if b.To > 0 && b.Seq > 0 {
+			last = b
 		}
 		if ph := b.PhaseStats(messages.Hold); ph != nil {
 			setups += ph.Attempted
@@ -52,6 +60,16 @@ func checkHeld(t *testing.T, bs []*messages.SampleBatch, want int) {
 	}
 	if failed != 0 {
 		t.Errorf("hold set-ups: %d of %d failed, want none", failed, setups)
+	}
+	// How soon all are up depends on the host's speed (2,000 Dovecot logins
+	// on a loaded 2-core machine can outlast the stagger and the warm-up),
+	// so the window's first batches are not judged on it; the last one is:
+	// by the end every connection is held, and none was lost on the way.
+	if last == nil {
+		t.Errorf("no batch inside the window")
+	} else if last.Health.Held != uint32(want) || last.Health.HeldMin != uint32(want) {
+		t.Errorf("last batch %d [%v, %v]: held %d, held min %d; want %d, %d", last.Seq,
+			time.Duration(last.From), time.Duration(last.To), last.Health.Held, last.Health.HeldMin, want, want)
 	}
 }
 

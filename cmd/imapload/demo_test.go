@@ -86,7 +86,7 @@ func demoInProcess(t *testing.T, args []string) {
 	t.Cleanup(func() { cancel(); <-done }) // a failed wait below must not leave the demo running
 	awaitStore(t, tmp, done)
 	<-done
-	demoExit(t, err, "stdout:\n"+out+"\nstderr:\n"+tail(errOut, 30))
+	demoVerdictExit(t, err, dir, "stdout:\n"+out+"\nstderr:\n"+tail(errOut, 30))
 	goleak.VerifyNone(t, ignore)
 	checkDemo(t, out, dir, tmp, judgePlumbing)
 }
@@ -167,6 +167,23 @@ func checkDemo(t *testing.T, out, dir, tmp string, judge judgement) {
 	}
 	if judge != judgePlumbing {
 		checkFindings(t, report, capacity, judge)
+	}
+}
+
+// demoVerdictExit checks the exit of a demo whose measurements are not
+// judged (the in-process run under the race detector, beside the other
+// packages' tests): it reached a verdict, whichever the busy host allowed
+// (a knee, failing logins that timed out, inconclusive), and exited with
+// that verdict's code. Only "could not run" (exit 1) or a usage error fail.
+func demoVerdictExit(t *testing.T, err error, dir, report string) {
+	t.Helper()
+	code := exitCode(err)
+	if code == verdict.ExitError || code == verdict.ExitUsage {
+		t.Fatalf("imapload demo = %v (exit %d), want the exit of a verdict\n%s", err, code, report)
+	}
+	r := readReport(t, filepath.Join(dir, "report.json"))
+	if want := verdict.ExitCode(r); code != want {
+		t.Fatalf("imapload demo exit %d, want %d, the code of its verdict %q\n%s", code, want, r.Verdict, report)
 	}
 }
 

@@ -88,3 +88,34 @@ func TestRunReportsWhateverTheOutcome(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedWithSuitePresent: a test that failed with its suite present
+// (Dovecot there, the test's own check failed) is not reported as failing
+// for lack of the suite (CI printed "failed for lack of it … needs
+// IMAPLOAD_DOVECOT_ADDR" beside a Dovecot that was running); one that
+// failed without it still is.
+func TestFailedWithSuitePresent(t *testing.T) {
+	dovecot, long := testkit.Dovecot, testkit.Long
+	in := events("github.com/imapload/imapload/p",
+		"output|TestHeld|    x_test.go:1: "+dovecot.Name+testkit.PresentMark+"\n", "output|TestHeld|    x_test.go:2: held 1782\n", "fail|TestHeld",
+		"output|TestLong|    x_test.go:3: "+long.Name+": "+long.Needs+" is missing; …\n", "fail|TestLong",
+		"output||FAIL\tgithub.com/imapload/imapload/p\t0.1s\n", "fail|")
+	var out strings.Builder
+	r := newReport(&out, true)
+	if err := r.read(strings.NewReader(in)); err != nil {
+		t.Fatal(err)
+	}
+	r.summary(&out, 1)
+	got := out.String()
+	if strings.Contains(got, "FAILED   "+dovecot.Name) {
+		t.Errorf("the Dovecot suite was present, yet reported as missing:\n%s", got)
+	}
+	for _, want := range []string{
+		"ran      " + dovecot.Name + ": 1 test (1 test failed with it present: see the failures below)\n",
+		"FAILED   " + long.Name + ": 1 test failed for lack of it",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+}

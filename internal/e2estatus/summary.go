@@ -23,10 +23,16 @@ const module = "github.com/imapload/imapload/"
 // skipped tests, the failures, and go test's status.
 func (rp *report) summary(w io.Writer, code int) {
 	skipped, otherSkips := bySuite(rp.skipped)
-	failedFor, _ := bySuite(rp.failed)
+	lacking, withIt := splitPresent(rp.failed)
+	failedFor, _ := bySuite(lacking)
+	failedWith, _ := bySuite(withIt)
 	fmt.Fprintln(w, "\nend-to-end suites:")
 	for _, s := range testkit.Suites {
-		fmt.Fprintln(w, "  "+suiteLine(s, rp.present[s.Name], skipped[s.Name], failedFor[s.Name]))
+		line := suiteLine(s, rp.present[s.Name], skipped[s.Name], failedFor[s.Name])
+		if n := len(failedWith[s.Name]); n > 0 && len(failedFor[s.Name]) == 0 {
+			line += fmt.Sprintf(" (%s failed with it present: see the failures below)", tests(n))
+		}
+		fmt.Fprintln(w, "  "+line)
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintln(w, "  IMAPLOAD_E2E=1 makes a missing suite a failure; .ci/run installs and runs them all")
@@ -50,6 +56,21 @@ func bySuite(rs []result) (map[string][]result, []result) {
 		named[testkit.Suites[i].Name] = append(named[testkit.Suites[i].Name], r)
 	}
 	return named, others
+}
+
+// splitPresent splits failed tests into those that failed for lack of a
+// suite and those that failed with every suite they asked for present
+// (testkit.Require logs "NAME: present"): the latter failed on their own
+// account, and the summary must not blame a missing suite.
+func splitPresent(rs []result) (lacking, present []result) {
+	for _, r := range rs {
+		if strings.Contains(strings.Join(r.output, ""), testkit.PresentMark) {
+			present = append(present, r)
+		} else {
+			lacking = append(lacking, r)
+		}
+	}
+	return lacking, present
 }
 
 // suiteLine says what became of suite s in this run: present in how many
