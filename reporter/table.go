@@ -148,13 +148,15 @@ func narrowNotes(s *messages.StepResult) []string {
 }
 
 // pctShort is pctText without the share never sent (a note says it):
-// "> 412", "none served", or ms(v).
+// "> 412", "none served", "too few", or ms(v).
 func pctShort(p messages.PhaseResult, name string, v float64) string {
 	switch {
 	case listed(p.Above, name) && p.Count == 0:
 		return "none served"
 	case listed(p.Above, name):
 		return "> " + ms(v)
+	case listed(p.Unresolved, name):
+		return unresolvedText
 	}
 	return ms(v)
 }
