@@ -62,10 +62,11 @@ func ProducerPermissions(id string) (Permissions, error) {
 		"$JS.API.INFO",
 	}
 	pub = append(pub, ensureStreamAPI(messages.SamplesStream, StepsStream, kvStream)...)
-	pub = append(pub, readStreamAPI(kvStream)...)
+	pub = append(pub, "$JS.API.STREAM.INFO."+messages.ResultsStream) // does a step have a result already (bus.RunResults)
+	pub = append(pub, readStreamAPI(kvStream, messages.ResultsStream)...)
 	pub = append(pub, pushFlowControl(kvStream))
 	return Permissions{
-		Role: id, Doc: "producer " + id + ": its own batches and registry key; answers step requests",
+		Role: id, Doc: "producer " + id + ": its own batches and registry key; answers step requests; reads results",
 		Publish: pub, Subscribe: []string{messages.StepSubject, inboxes}, AllowResponses: true,
 	}, nil
 }

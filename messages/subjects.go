@@ -142,6 +142,33 @@ func ResultMsgID(run string, step, revision int) string {
 	return id
 }
 
+// ParseResultMsgID reads an id made by ResultMsgID; ok is false for any
+// other id (a run report's, a batch's) or one out of range.
+func ParseResultMsgID(id string) (run string, step, revision int, ok bool) {
+	rest, found := strings.CutPrefix(id, "result-")
+	if !found {
+		return "", 0, 0, false
+	}
+	rest, rev, hasRev := strings.Cut(rest, ".r")
+	if hasRev {
+		r, err := strconv.Atoi(rev)
+		if err != nil || r < 1 || strconv.Itoa(r) != rev {
+			return "", 0, 0, false
+		}
+		revision = r
+	}
+	i := strings.LastIndexByte(rest, '-')
+	if i < 0 {
+		return "", 0, 0, false
+	}
+	run, num := rest[:i], rest[i+1:]
+	step, err := strconv.Atoi(num)
+	if err != nil || step < 1 || step > MaxStep || strconv.Itoa(step) != num || ValidName(run) != nil {
+		return "", 0, 0, false
+	}
+	return run, step, revision, true
+}
+
 // ReportMsgID is the JetStream message id of a run report that includes
 // the step results up to the results stream's sequence covers,
 // "report-<run>-<covers>": a restarted reporter that rebuilds the same

@@ -34,6 +34,7 @@ type Producer struct {
 	host     *hostWatch // what the batches' health reports of the host
 	cur      *stepRun   // the step running or last run, nil before the first
 	last     stepReply  // the answer to the step last accepted
+	history  history    // every step accepted, to refuse a reused one
 	refusals refusalLog // which refused commands are logged
 }
 
