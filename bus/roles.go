@@ -59,6 +59,8 @@ func ProducerPermissions(id string) (Permissions, error) {
 		"imapload.samples.*.*." + id,
 		messages.StepRefusedSubject,
 		"$KV." + messages.ProducersBucket + "." + messages.ProducerKey(id),
+		// its own entry, read at start: is another process live under its id?
+		"$JS.API.DIRECT.GET." + kvStream + ".$KV." + messages.ProducersBucket + "." + messages.ProducerKey(id),
 		"$JS.API.INFO",
 	}
 	pub = append(pub, ensureStreamAPI(messages.SamplesStream, StepsStream, kvStream)...)

@@ -130,6 +130,30 @@ func BatchMsgID(run string, step int, producer string, seq uint64) string {
 	return string(b)
 }
 
+// InstanceBatchMsgID is BatchMsgID with the producer process's instance
+// (letters and digits, e.g. random hex drawn at start) before the sequence:
+// "<run>-<step>-<producer>-<instance>-<seq>". Two processes started with
+// one producer id then never share a message id, so the stream never
+// deduplicates one's batches as repeats of the other's; and ids published
+// ahead by someone who knows the id and the sequence do not pre-empt the
+// real ones. An empty instance gives BatchMsgID's id.
+func InstanceBatchMsgID(run string, step int, producer, instance string, seq uint64) string {
+	if instance == "" {
+		return BatchMsgID(run, step, producer, seq)
+	}
+	b := make([]byte, 0, len(run)+len(producer)+len(instance)+24)
+	b = appendIDToken(b, run)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(step), 10)
+	b = append(b, '-')
+	b = appendIDToken(b, producer)
+	b = append(b, '-')
+	b = appendIDToken(b, instance)
+	b = append(b, '-')
+	b = strconv.AppendUint(b, seq, 10)
+	return string(b)
+}
+
 // ResultMsgID is the JetStream message id of a step's result, so that the
 // results stream stores each revision once: "result-<run>-<step>", and
 // "result-<run>-<step>.r<revision>" after the first. ('.' is in no run id,
