@@ -259,6 +259,7 @@ func TestUnresolvedReadsTooFew(t *testing.T) {
 	for _, c := range []struct{ name, got, want string }{
 		{"pctText(p999)", pctText(p, nameP999, p.P999), "too few"},
 		{"pctShort(p99)", pctShort(p, nameP99, p.P99), "too few"},
+		{"p99Short", p99Short(messages.PhaseResult{Count: 30, Unresolved: []string{"p99"}, TooFew: []string{"p99"}, CI: messages.Intervals{P99: messages.Interval{1.52, math.Inf(1)}}}), "too few (≥ " + ms(1.52) + ")"},
 		{"pctText(p50)", pctText(p, nameP50, p.P50), ms(0.4)},
 		{"csvPct(p999)", csvPct(p, nameP999, p.P999), ""},
 	} {
