@@ -204,8 +204,9 @@ func tallyAll(cells *[4]covCell, ivs messages.Intervals, tooFew []string, values
 // blockTrial tallies the q-quantile's interval at n values, too many to
 // draw: it draws only the order statistics around the ranks l..u it reads
 // (orderBlock), and gives the sketches the ones below as zeros and the ones
-// above as one far larger value; truth is in µs.
-func blockTrial(rng *rand.Rand, d covDist, n int64, q, truth float64, cell *covCell) {
+// above as one far larger value; truth is in µs. The interval is judged as
+// via gives it (as computed, or as published).
+func blockTrial(rng *rand.Rand, d covDist, n int64, q, truth float64, cell *covCell, via func(messages.Interval) messages.Interval) {
 	l, u, _ := rankInterval(n, q, 0.95)
 	s := binJitter(rng)
 	a, xs := orderBlock(rng, d, n, l, u, func(x float64) int { return covMapping.Index(s * x) })
@@ -221,7 +222,7 @@ func blockTrial(rng *rand.Rand, d covDist, n int64, q, truth float64, cell *covC
 	merged := mergeAll(sks...)
 	x := orderStats{r: newRankReader(merged), n: n, served: n, max: sketchMax(merged)}
 	iv, twoSided := x.interval(q, 0.95)
-	cell.add(iv, !twoSided, s*truth/1000, xs[l-a] <= truth && truth < xs[u-a])
+	cell.add(via(iv), !twoSided, s*truth/1000, xs[l-a] <= truth && truth < xs[u-a])
 }
 
 // covMapping maps values to the latency sketches' bins.
@@ -315,11 +316,14 @@ func coverageCells(rng *rand.Rand, d covDist, n int64, truth [4]float64) [4]covC
 	}
 	for i, q := range quantiles {
 		for range coverageTrials(n, q) {
-			blockTrial(rng, d, n, q, truth[i], &cells[i])
+			blockTrial(rng, d, n, q, truth[i], &cells[i], asComputed)
 		}
 	}
 	return cells
 }
+
+// asComputed is an interval as computed.
+func asComputed(iv messages.Interval) messages.Interval { return iv }
 
 // coverageTrials is how many trials judge the q-quantile at n values. The
 // reading off the sketch moves an interval's end across the true value in

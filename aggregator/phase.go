@@ -24,7 +24,8 @@ import (
 // CI are distribution-free order-statistic intervals over the same N, about
 // the server's latency distribution (see interval.go); TooFew names the
 // percentiles with too few values for a two-sided one, whose CI is open
-// above. The count-weighted reservoirs give Sample (the percentiles by the
+// above; Unresolved those whose rank the N values cannot resolve, which read
+// as Max (resolved.go). Each interval holds its own estimate. The count-weighted reservoirs give Sample (the percentiles by the
 // same rule), the bimodality verdict, and Disagree: the percentiles, those
 // in Above aside, whose sketch value lies outside the reservoirs' own
 // interval for it, meaning sketch and reservoirs describe different
@@ -46,14 +47,18 @@ func (p *Pool) phaseResult(a *phaseAcc, resp *ddsketch.DDSketch, w *weighted) me
 		largest = max(largest, w.largest())
 	}
 	r.Percentiles, r.Above = d.percentiles(func(q float64) float64 { return sketchQuantile(resp, q) }, largest)
+	read := r.Percentiles // as the sketch reads them, for Disagree
+	r.Unresolved = unresolved(d.total(), r.Above)
+	r.Percentiles = atMax(r.Percentiles, r.Unresolved)
 	x := orderStats{r: newRankReader(resp), n: int64(d.total()), served: int64(d.served), max: largest}
 	r.CI, r.TooFew = percentileIntervals(x, p.confidence())
+	r.CI = holding(r.CI, r.Percentiles)
 	if len(a.strata) > 0 {
 		all := span{min: float64(w.micros(0)), max: 1000 * largest}
 		if sketchCount(resp) > 0 {
 			all.min = min(all.min, 1000*sketchMin(resp))
 		}
-		r.Disagree = w.disagreements(r.Percentiles, d, p.opts.z(), all)
+		r.Disagree = w.disagreements(read, d, p.opts.z(), all)
 		r.Bimodal = w.bimodality()
 	}
 	return r

@@ -59,13 +59,16 @@ func ProducerPermissions(id string) (Permissions, error) {
 		"imapload.samples.*.*." + id,
 		messages.StepRefusedSubject,
 		"$KV." + messages.ProducersBucket + "." + messages.ProducerKey(id),
+		// its own entry, read at start: is another process live under its id?
+		"$JS.API.DIRECT.GET." + kvStream + ".$KV." + messages.ProducersBucket + "." + messages.ProducerKey(id),
 		"$JS.API.INFO",
 	}
 	pub = append(pub, ensureStreamAPI(messages.SamplesStream, StepsStream, kvStream)...)
-	pub = append(pub, readStreamAPI(kvStream)...)
+	pub = append(pub, "$JS.API.STREAM.INFO."+messages.ResultsStream) // does a step have a result already (bus.RunResults)
+	pub = append(pub, readStreamAPI(kvStream, messages.ResultsStream)...)
 	pub = append(pub, pushFlowControl(kvStream))
 	return Permissions{
-		Role: id, Doc: "producer " + id + ": its own batches and registry key; answers step requests",
+		Role: id, Doc: "producer " + id + ": its own batches and registry key; answers step requests; reads results",
 		Publish: pub, Subscribe: []string{messages.StepSubject, inboxes}, AllowResponses: true,
 	}, nil
 }

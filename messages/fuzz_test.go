@@ -100,3 +100,17 @@ func FuzzParseStepCommand(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseResultMsgID: any id parses without panicking, and what parses
+// is exactly an id ResultMsgID makes.
+func FuzzParseResultMsgID(f *testing.F) {
+	for _, id := range []string{"result-r1-1", "result-r-1-3.r2", "result--1", "result-r1-0", "result-r1-01", "report-r1-9", "result-r1-2.r0"} {
+		f.Add(id)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		run, step, rev, ok := messages.ParseResultMsgID(id)
+		if ok && messages.ResultMsgID(run, step, rev) != id {
+			t.Fatalf("ParseResultMsgID(%q) = %q, %d, %d; ResultMsgID of that = %q", id, run, step, rev, messages.ResultMsgID(run, step, rev))
+		}
+	})
+}

@@ -210,6 +210,12 @@ type PhaseResult struct {
 	// two-sided 95% interval (P99 under about 300 values, P99.9 under about
 	// 3,000): their CI has an open upper bound.
 	TooFew []string `json:"too_few,omitempty"`
+	// Unresolved names percentiles whose rank the sample cannot resolve:
+	// fewer than one of the Count + Dropped values is expected above them
+	// (N·(1−q) < 1: P99 under 100 values, P99.9 under 1,000). The sample's
+	// largest value is all it says of them, so their figure is Max and reads
+	// "too few", never a value below the maximum (see docs/intervals.md).
+	Unresolved []string `json:"unresolved,omitempty"`
 	// Service are service-time percentiles (from the send), ms.
 	Service Percentiles `json:"service"`
 	// TLS are TLS-handshake percentiles (dial over TLS only), ms.

@@ -5,14 +5,28 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // What is published is rounded so that a person reading the JSON (with
-// `nats sub`) sees figures, not float noise: latencies to 3 significant
-// digits, rates to 0.1 command/s, shares and CPU figures to 4 significant
-// digits. Ratios are kept whole: a step's verdict is judged again by its
-// readers at their own threshold, and a rounded ratio could land on the
-// other side of it. Counts are integers already.
+// `nats sub`) sees figures, not float noise, and so that what is published
+// is what was computed (docs/intervals.md):
+//   - latencies to LatencyDigits significant digits, far finer than the
+//     sketch's 0.5% accuracy, so the rounding adds no error a reader could
+//     see (3 digits, the table's, can add 0.5% of their own);
+//   - an interval's ends outward at the same digits, the lower one down and
+//     the upper one up, so the published interval holds the computed one:
+//     rounding ends to the nearest digit can narrow an interval, or shrink a
+//     narrow one to a point, and lose its coverage;
+//   - rates to 0.1 command/s, shares and CPU figures to 4 significant digits.
+//
+// Ratios are kept whole: a step's verdict is judged again by its readers at
+// their own threshold, and a rounded ratio could land on the other side of
+// it. Counts are integers already. Rounding for people, 3 digits, happens
+// only where people read: the table, the summary, the HTML.
+
+// LatencyDigits is how many significant digits published latencies keep.
+const LatencyDigits = 6
 
 // Rounded returns r rounded for publishing. It shares nothing mutable with r.
 func (r StepResult) Rounded() StepResult {
@@ -86,15 +100,20 @@ func roundPhases(in map[string]PhaseResult) map[string]PhaseResult {
 }
 
 func (p Percentiles) rounded() Percentiles {
-	return Percentiles{P50: sig(p.P50, 3), P90: sig(p.P90, 3), P99: sig(p.P99, 3), P999: sig(p.P999, 3), Max: sig(p.Max, 3)}
+	const n = LatencyDigits
+	return Percentiles{P50: sig(p.P50, n), P90: sig(p.P90, n), P99: sig(p.P99, n), P999: sig(p.P999, n), Max: sig(p.Max, n)}
 }
 
-// rounded widens nothing and narrows nothing by more than the rounding: each
-// bound is rounded on its own to 3 significant digits.
-func (iv Interval) rounded() Interval { return Interval{sig(iv[0], 3), sig(iv[1], 3)} }
+// rounded rounds the interval outward: the lower end down, the upper end up,
+// to LatencyDigits significant digits. It narrows nothing, and since rounding
+// is monotone, an estimate inside the interval stays inside it once both
+// are rounded.
+func (iv Interval) rounded() Interval {
+	return Interval{sigDown(iv[0], LatencyDigits), sigUp(iv[1], LatencyDigits)}
+}
 
 func (b ProducerBreakdown) rounded() ProducerBreakdown {
-	b.Share, b.ErrorShare, b.P99, b.LagP99 = sig(b.Share, 4), sig(b.ErrorShare, 4), sig(b.P99, 3), sig(b.LagP99, 3)
+	b.Share, b.ErrorShare, b.P99, b.LagP99 = sig(b.Share, 4), sig(b.ErrorShare, 4), sig(b.P99, LatencyDigits), sig(b.LagP99, 3)
 	b.Rate, b.CPU, b.CPULimit = tenth(b.Rate), sig(b.CPU, 4), sig(b.CPULimit, 4)
 	b.RunDelay, b.Pressure, b.Throttled = sig(b.RunDelay, 4), sig(b.Pressure, 4), sig(b.Throttled, 4)
 	return b
@@ -110,6 +129,40 @@ func sig(v float64, n int) float64 {
 		return v
 	}
 	return r
+}
+
+// sigDown is the largest float64 at or below v with n significant digits;
+// 0, infinities and NaN stay as they are.
+func sigDown(v float64, n int) float64 { return sigToward(v, n, -1) }
+
+// sigUp is the smallest float64 at or above v with n significant digits;
+// 0, infinities and NaN stay as they are.
+func sigUp(v float64, n int) float64 { return sigToward(v, n, 1) }
+
+// sigToward rounds v to n significant digits in direction dir (−1 down,
+// +1 up). It rounds to the nearest first, and when that went the wrong way
+// steps the last digit once: the decimal is then on the right side of v,
+// and so is the float64 nearest it, v being a float64 itself.
+func sigToward(v float64, n int, dir int) float64 {
+	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return v
+	}
+	r := sig(v, n)
+	if r == v || (r < v) == (dir < 0) {
+		return r
+	}
+	s := strconv.FormatFloat(v, 'e', n-1, 64) // d.ddddde±x
+	mant, exp, _ := strings.Cut(s, "e")
+	digits, err := strconv.ParseInt(strings.Replace(mant, ".", "", 1), 10, 64)
+	e, err2 := strconv.Atoi(exp)
+	if err != nil || err2 != nil {
+		return v
+	}
+	out, err := strconv.ParseFloat(strconv.FormatInt(digits+int64(dir), 10)+"e"+strconv.Itoa(e-n+1), 64)
+	if err != nil {
+		return v
+	}
+	return out
 }
 
 // tenth rounds a rate to 0.1.

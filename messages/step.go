@@ -338,6 +338,10 @@ type ProducerInfo struct {
 	Host string `json:"host"`
 	// PID is the producer's process id.
 	PID int `json:"pid"`
+	// Instance is drawn at random by each producer process at start, so
+	// that two processes given one id are told apart (in the batches'
+	// message ids too).
+	Instance string `json:"instance,omitempty"`
 	// Started is when the producer started (wall clock, UTC).
 	Started time.Time `json:"started"`
 	// Heartbeat is when this entry was written (wall clock, UTC).

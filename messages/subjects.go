@@ -130,6 +130,30 @@ func BatchMsgID(run string, step int, producer string, seq uint64) string {
 	return string(b)
 }
 
+// InstanceBatchMsgID is BatchMsgID with the producer process's instance
+// (letters and digits, e.g. random hex drawn at start) before the sequence:
+// "<run>-<step>-<producer>-<instance>-<seq>". Two processes started with
+// one producer id then never share a message id, so the stream never
+// deduplicates one's batches as repeats of the other's; and ids published
+// ahead by someone who knows the id and the sequence do not pre-empt the
+// real ones. An empty instance gives BatchMsgID's id.
+func InstanceBatchMsgID(run string, step int, producer, instance string, seq uint64) string {
+	if instance == "" {
+		return BatchMsgID(run, step, producer, seq)
+	}
+	b := make([]byte, 0, len(run)+len(producer)+len(instance)+24)
+	b = appendIDToken(b, run)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(step), 10)
+	b = append(b, '-')
+	b = appendIDToken(b, producer)
+	b = append(b, '-')
+	b = appendIDToken(b, instance)
+	b = append(b, '-')
+	b = strconv.AppendUint(b, seq, 10)
+	return string(b)
+}
+
 // ResultMsgID is the JetStream message id of a step's result, so that the
 // results stream stores each revision once: "result-<run>-<step>", and
 // "result-<run>-<step>.r<revision>" after the first. ('.' is in no run id,
@@ -140,6 +164,33 @@ func ResultMsgID(run string, step, revision int) string {
 		id += ".r" + strconv.Itoa(revision)
 	}
 	return id
+}
+
+// ParseResultMsgID reads an id made by ResultMsgID; ok is false for any
+// other id (a run report's, a batch's) or one out of range.
+func ParseResultMsgID(id string) (run string, step, revision int, ok bool) {
+	rest, found := strings.CutPrefix(id, "result-")
+	if !found {
+		return "", 0, 0, false
+	}
+	rest, rev, hasRev := strings.Cut(rest, ".r")
+	if hasRev {
+		r, err := strconv.Atoi(rev)
+		if err != nil || r < 1 || strconv.Itoa(r) != rev {
+			return "", 0, 0, false
+		}
+		revision = r
+	}
+	i := strings.LastIndexByte(rest, '-')
+	if i < 0 {
+		return "", 0, 0, false
+	}
+	run, num := rest[:i], rest[i+1:]
+	step, err := strconv.Atoi(num)
+	if err != nil || step < 1 || step > MaxStep || strconv.Itoa(step) != num || ValidName(run) != nil {
+		return "", 0, 0, false
+	}
+	return run, step, revision, true
 }
 
 // ReportMsgID is the JetStream message id of a run report that includes

@@ -341,3 +341,18 @@ func TestReportMsgID(t *testing.T) {
 		t.Errorf("ReportMsgID(r-1, 42) = %q, want report-r-1-42", got)
 	}
 }
+
+// TestInstanceBatchMsgID: two processes with one producer id never share a
+// message id, nor with the plain BatchMsgID of any other producer.
+func TestInstanceBatchMsgID(t *testing.T) {
+	a, b := messages.InstanceBatchMsgID("r1", 1, "p1", "0a1b2c3d", 0), messages.InstanceBatchMsgID("r1", 1, "p1", "ffff0000", 0)
+	if a == b || a != "r1-1-p1-0a1b2c3d-0" {
+		t.Errorf("InstanceBatchMsgID = %q, %q; want distinct, the first r1-1-p1-0a1b2c3d-0", a, b)
+	}
+	if plain := messages.BatchMsgID("r1", 1, "p1-0a1b2c3d", 0); plain == a {
+		t.Errorf("BatchMsgID of producer p1-0a1b2c3d = %q, the same as an instance's id", plain)
+	}
+	if got := messages.InstanceBatchMsgID("r1", 1, "p1", "", 7); got != messages.BatchMsgID("r1", 1, "p1", 7) {
+		t.Errorf("InstanceBatchMsgID with no instance = %q, want BatchMsgID's", got)
+	}
+}

@@ -46,16 +46,22 @@ func (p *Producer) control(ctx context.Context, msgs <-chan *nats.Msg) {
 }
 
 // onStep answers one step command and starts it if it is valid and new. A
-// repeat of the step running or last run is acknowledged again and not
-// restarted; a new step preempts the running one.
+// repeat of the step running, with the same shape (a retried request), is
+// acknowledged again and not restarted; any other command for a step this
+// producer accepted before, or that has a result, is refused before
+// anything is sent (reuse.go); a new step preempts the running one.
 func (p *Producer) onStep(ctx context.Context, m *nats.Msg) {
 	cmd, err := messages.ParseStepCommand(m.Data)
 	if err != nil {
 		p.refuse(m, cmd, err)
 		return
 	}
-	if p.last.run == cmd.Run && p.last.step == cmd.Step {
+	if p.runningNow() && p.last.run == cmd.Run && p.last.step == cmd.Step && sameStep(p.cur.cmd, cmd) {
 		p.respond(m, p.last.reply)
+		return
+	}
+	if err := p.reused(ctx, cmd); err != nil {
+		p.refuse(m, cmd, err)
 		return
 	}
 	info, err := p.share(ctx, cmd)
@@ -69,6 +75,7 @@ func (p *Producer) onStep(ctx context.Context, m *nats.Msg) {
 	p.stopStep()
 	p.cur = p.startStep(ctx, cmd, info)
 	p.last = stepReply{run: cmd.Run, step: cmd.Step, reply: r}
+	p.history.accepted(stepKey{cmd.Run, cmd.Step}, time.Now())
 	p.reg.setStep(cmd.Run, cmd.Step)
 	p.log.Info("producer: step started", "run", cmd.Run, "step", cmd.Step, "rate", info.Rate,
 		"producers", info.Producers, "connections", info.Connections, "warmup", time.Duration(info.Warmup), "duration", time.Duration(info.Duration))
@@ -153,6 +160,27 @@ func (p *Producer) stopStep() {
 	p.reg.setStep("", 0)
 }
 
+// runningNow reports whether a step is running: started and not done.
+func (p *Producer) runningNow() bool {
+	if p.cur == nil {
+		return false
+	}
+	select {
+	case <-p.cur.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// sameStep reports whether b is a repeat of a, the command being run: the
+// same step, offered alike.
+func sameStep(a, b messages.StepCommand) bool {
+	ja, errA := json.Marshal(a.Normalized())
+	jb, errB := json.Marshal(b.Normalized())
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
 // refusalEvery is how often at most a refusal of one kind is logged: a
 // controller sending bad commands in a loop (1,000 a second) must not fill
 // the disk, while every request still gets its answer.
@@ -166,6 +194,8 @@ func refusalKind(err error) string {
 		return "invalid step command"
 	case errors.Is(err, errNoCount):
 		return "cannot count producers"
+	case errors.Is(err, errStepReused):
+		return "step already commanded"
 	}
 	return "other"
 }

@@ -20,6 +20,9 @@ var (
 	ErrBadAccounts = errors.New("producer: invalid accounts")
 	// ErrNoAccounts reports an account source that yields no account at all.
 	ErrNoAccounts = errors.New("producer: no accounts")
+	// ErrIDLive reports a producer id whose registry entry another process
+	// keeps alive: two producers must not share an id.
+	ErrIDLive = errors.New("producer: id already live")
 	// ErrRunTwice reports a second call of Producer.Run.
 	ErrRunTwice = errors.New("producer: Run called twice")
 )

@@ -22,11 +22,12 @@ const stepQueue = 64
 // Producer offers IMAP load on command. Create it with New and start it with
 // Run.
 type Producer struct {
-	nc      *nats.Conn
-	cfg     *config
-	log     *slog.Logger
-	seed    uint64
-	running atomic.Bool
+	nc       *nats.Conn
+	cfg      *config
+	log      *slog.Logger
+	seed     uint64
+	instance string // random per process: in the registry entry and every message id
+	running  atomic.Bool
 
 	// Set up by Run, then used by its control loop only.
 	js       jetstream.JetStream
@@ -34,6 +35,7 @@ type Producer struct {
 	host     *hostWatch // what the batches' health reports of the host
 	cur      *stepRun   // the step running or last run, nil before the first
 	last     stepReply  // the answer to the step last accepted
+	history  history    // every step accepted, to refuse a reused one
 	refusals refusalLog // which refused commands are logged
 }
 
@@ -51,7 +53,8 @@ func New(nc *nats.Conn, opts *Options) (*Producer, error) {
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
-	return &Producer{nc: nc, cfg: cfg, log: cfg.Logger.With("producer", cfg.ID), seed: idSeed(cfg.ID, seed)}, nil
+	return &Producer{nc: nc, cfg: cfg, log: cfg.Logger.With("producer", cfg.ID), seed: idSeed(cfg.ID, seed),
+		instance: fmt.Sprintf("%08x", rand.Uint32())}, nil
 }
 
 // ID is the producer's id.
@@ -125,7 +128,10 @@ func (p *Producer) setUp(ctx context.Context) (chan *nats.Msg, *nats.Subscriptio
 		return nil, nil, err
 	}
 	ensure := func(ctx context.Context) error { _, err := bus.EnsureProducers(ctx, js, p.cfg.Bus); return err }
-	p.js, p.reg = js, newRegistry(kv, ensure, p.cfg.ID, p.cfg.Addr)
+	p.js, p.reg = js, newRegistry(kv, ensure, p.cfg.ID, p.cfg.Addr, p.instance)
+	if err := p.reg.claim(ctx, p.cfg.Heartbeat); err != nil {
+		return nil, nil, err
+	}
 	msgs := make(chan *nats.Msg, stepQueue)
 	sub, err := p.nc.ChanSubscribe(messages.StepSubject, msgs)
 	if err == nil {

@@ -67,6 +67,7 @@ type publisher struct {
 	unacked  []*outgoing // not acknowledged yet, in order; kept for another try
 	inflight []flight    // sent, ack not in yet: batches are not waited for one by one
 	since    time.Time   // when the current outage began; zero while acks come
+	instance string      // the process's instance, in every message id
 }
 
 // flight is a batch sent whose ack has not been looked at yet.
@@ -228,7 +229,7 @@ func (p *publisher) encode(b *messages.SampleBatch) (*outgoing, error) {
 	msg := nats.NewMsg(messages.SamplesSubject(b.Run, b.Step, b.Producer))
 	msg.Header.Set(bus.ContentType, bus.MsgpackType)
 	msg.Data = data
-	return &outgoing{msg: msg, id: messages.BatchMsgID(b.Run, b.Step, b.Producer, b.Seq),
+	return &outgoing{msg: msg, id: messages.InstanceBatchMsgID(b.Run, b.Step, b.Producer, p.instance, b.Seq),
 		seq: b.Seq, carried: b.Health.Lost}, nil
 }
 

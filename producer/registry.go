@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"sync"
@@ -30,11 +31,53 @@ type registry struct {
 	info messages.ProducerInfo
 }
 
-func newRegistry(kv jetstream.KeyValue, ensure func(context.Context) error, id, target string) *registry {
+func newRegistry(kv jetstream.KeyValue, ensure func(context.Context) error, id, target, instance string) *registry {
 	host, _ := os.Hostname()
 	return &registry{kv: kv, ensure: ensure, info: messages.ProducerInfo{
-		ID: id, Host: host, PID: os.Getpid(), Started: time.Now().UTC(), Target: target,
+		ID: id, Host: host, PID: os.Getpid(), Instance: instance, Started: time.Now().UTC(), Target: target,
 	}}
+}
+
+// claim returns ErrIDLive when another process's entry for this id is
+// live: it is re-put (its revision moves) within one and a half heartbeats.
+// An entry left by a process that is gone does not move, and is taken
+// over. Two processes with one id would share one registry key (the fleet
+// counted one short) and, but for the instance, one message-id sequence.
+func (r *registry) claim(ctx context.Context, every time.Duration) error {
+	key := messages.ProducerKey(r.info.ID)
+	first, other, err := r.other(ctx, key)
+	if err != nil || first == nil {
+		return nil // no entry, or none to read: nothing to refuse
+	}
+	t := time.NewTimer(every + every/2)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+	}
+	again, other2, err := r.other(ctx, key)
+	if err != nil || again == nil || again.Revision() == first.Revision() {
+		return nil
+	}
+	other = other2
+	return fmt.Errorf("%w: id %s heartbeats from host %s pid %d (instance %s, started %s); this process is host %s pid %d (instance %s): give every producer its own --id",
+		ErrIDLive, r.info.ID, other.Host, other.PID, other.Instance, other.Started.Format(time.RFC3339), r.info.Host, r.info.PID, r.info.Instance)
+}
+
+// other reads key's entry when it is another process's (another instance).
+func (r *registry) other(ctx context.Context, key string) (jetstream.KeyValueEntry, messages.ProducerInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, registryTimeout)
+	defer cancel()
+	e, err := r.kv.Get(ctx, key)
+	if err != nil {
+		return nil, messages.ProducerInfo{}, err
+	}
+	var info messages.ProducerInfo
+	if err := json.Unmarshal(e.Value(), &info); err != nil || info.Instance == r.info.Instance {
+		return nil, info, err
+	}
+	return e, info, nil
 }
 
 // put writes the entry now (a registration or a heartbeat). When the bucket

@@ -53,6 +53,7 @@ func (p *Producer) startStep(ctx context.Context, cmd messages.StepCommand, info
 	stepCtx, cancel := context.WithCancel(ctx)
 	st := &stepRun{cmd: cmd, info: info, cfg: p.cfg, log: log, js: p.js, seed: seed, env: env, rec: rec,
 		host: p.host, abort: cancel, pub: newPublisher(p.js, log, p.cfg.PublishRetry, seed), done: make(chan struct{})}
+	st.pub.instance = p.instance
 	go st.run(ctx, stepCtx)
 	return st
 }

@@ -46,11 +46,12 @@ type Options struct {
 
 // Controller runs a ramp against a deployed fleet. Create it with New.
 type Controller struct {
-	nc      *nats.Conn
-	opts    Options
-	log     *slog.Logger
-	stepNo  int    // the last step number used
-	stopped string // why the plan ended
+	nc       *nats.Conn
+	opts     Options
+	log      *slog.Logger
+	stepNo   int    // the last step number used
+	stopped  string // why the plan ended
+	answered bool   // a result of this ramp arrived: an aggregator is running
 }
 
 // New checks the options; it does no I/O.
@@ -80,7 +81,9 @@ func New(nc *nats.Conn, opts *Options) (*Controller, error) {
 	return &Controller{nc: nc, opts: o, log: log, stepNo: max(o.FirstStep, 1) - 1}, nil
 }
 
-// Run runs the plan to its end and returns the step results in order.
+// Run runs the plan to its end and returns the step results in order. A
+// run id that has results at the plan's steps is refused (ErrRunUsed)
+// before any step command is sent.
 func (c *Controller) Run(ctx context.Context) ([]messages.StepResult, error) {
 	js, err := jetstream.New(c.nc)
 	if err != nil {
@@ -91,6 +94,9 @@ func (c *Controller) Run(ctx context.Context) ([]messages.StepResult, error) {
 	}
 	if _, err := bus.EnsureSteps(ctx, js, c.opts.Bus); err != nil {
 		return nil, err // the aggregator pools only steps whose command is kept
+	}
+	if err := CheckFresh(ctx, js, c.opts.Template.Run, c.stepNo+1); err != nil {
+		return nil, err // before any step command: nothing is sent under a used id
 	}
 	results, stop, err := c.watchResults(ctx, js)
 	if err != nil {
@@ -160,9 +166,18 @@ func (c *Controller) offer(cmd messages.StepCommand) (messages.StepCommand, []me
 		c.opts.OnStep(cmd, replies)
 	}
 	if Accepted(replies) == 0 {
-		return cmd, replies, fmt.Errorf("%w: run %s step %d (%d answers); start producers (imapload producer) on the same NATS", ErrNoProducers, cmd.Run, cmd.Step, len(replies))
+		return cmd, replies, noProducers(cmd, replies)
 	}
 	return cmd, replies, nil
+}
+
+// noProducers is ErrNoProducers with its cause: no producer answered, or
+// those that did refused (their first reason, quoted).
+func noProducers(cmd messages.StepCommand, replies []messages.StepReply) error {
+	if len(replies) == 0 {
+		return fmt.Errorf("%w: run %s step %d (no answer); start producers (imapload producer) on the same NATS", ErrNoProducers, cmd.Run, cmd.Step)
+	}
+	return fmt.Errorf("%w: run %s step %d: %d producer(s) refused it: %s", ErrNoProducers, cmd.Run, cmd.Step, len(replies), replies[0].Error)
 }
 
 // misShared reports whether an accepting producer divided the rate by a
@@ -250,8 +265,9 @@ func (c *Controller) awaitResult(ctx context.Context, cmd messages.StepCommand, 
 		case <-ctx.Done():
 			return messages.StepResult{}, ctx.Err()
 		case <-timer.C:
-			return messages.StepResult{}, fmt.Errorf("%w: run %s step %d after %v; is an aggregator (imapload aggregator) running on the same NATS?", ErrNoResult, cmd.Run, cmd.Step, wait)
+			return messages.StepResult{}, c.noResult(cmd, wait)
 		case r := <-results:
+			c.answered = true
 			if r.Step != cmd.Step {
 				continue
 			}
@@ -261,6 +277,17 @@ func (c *Controller) awaitResult(ctx context.Context, cmd messages.StepCommand, 
 			return r, nil
 		}
 	}
+}
+
+// noResult is ErrNoResult with its likely cause. Only when no aggregator
+// answered this ramp (no result of it arrived) may the cause be that none
+// is running; once one has, it is running, and the step's batches were
+// refused or never stored.
+func (c *Controller) noResult(cmd messages.StepCommand, wait time.Duration) error {
+	if !c.answered {
+		return fmt.Errorf("%w: run %s step %d after %v, and no result of this ramp at all; is an aggregator (imapload aggregator) running on the same NATS?", ErrNoResult, cmd.Run, cmd.Step, wait)
+	}
+	return fmt.Errorf("%w: run %s step %d after %v; the aggregator answered earlier steps, so it is running: its log says which of the step's batches it refused, and why", ErrNoResult, cmd.Run, cmd.Step, wait)
 }
 
 // watchResults delivers the run's step results published from now on.

@@ -70,10 +70,14 @@ func csvPhase(name string, p messages.PhaseResult) []string {
 		num(p.CI.P99[0]), high, strconv.FormatUint(failed(p), 10)}
 }
 
-// csvPct writes a percentile, prefixed with ">" when it is only a lower bound.
+// csvPct writes a percentile, prefixed with ">" when it is only a lower
+// bound, empty when the sample cannot resolve its rank.
 func csvPct(p messages.PhaseResult, name string, v float64) string {
-	if listed(p.Above, name) {
+	switch {
+	case listed(p.Above, name):
 		return ">" + num(v)
+	case listed(p.Unresolved, name):
+		return ""
 	}
 	return num(v)
 }

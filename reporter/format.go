@@ -223,16 +223,22 @@ func listed(names []string, name string) bool {
 
 // pctText formats percentile name of p, whose value is v: "> 412 (3% never
 // sent)" when it is only a lower bound (listed in p.Above), "none served"
-// when no command of the phase was, else ms(v).
+// when no command of the phase was, "too few" when the sample cannot
+// resolve its rank (listed in p.Unresolved), else ms(v).
 func pctText(p messages.PhaseResult, name string, v float64) string {
 	switch {
 	case listed(p.Above, name) && p.Count == 0:
 		return "none served (" + share(p.NeverSent) + " never sent)"
 	case listed(p.Above, name):
 		return "> " + ms(v) + " (" + share(p.NeverSent) + " never sent)"
+	case listed(p.Unresolved, name):
+		return unresolvedText
 	}
 	return ms(v)
 }
+
+// unresolvedText is a percentile whose rank the sample cannot resolve.
+const unresolvedText = "too few"
 
 // ciText formats the interval of percentile name of p: "low..high", or,
 // when it has no upper bound, "≥ low (too few samples)" or "too few

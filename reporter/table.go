@@ -148,13 +148,15 @@ func narrowNotes(s *messages.StepResult) []string {
 }
 
 // pctShort is pctText without the share never sent (a note says it):
-// "> 412", "none served", or ms(v).
+// "> 412", "none served", "too few", or ms(v).
 func pctShort(p messages.PhaseResult, name string, v float64) string {
 	switch {
 	case listed(p.Above, name) && p.Count == 0:
 		return "none served"
 	case listed(p.Above, name):
 		return "> " + ms(v)
+	case listed(p.Unresolved, name):
+		return unresolvedText
 	}
 	return ms(v)
 }
@@ -164,6 +166,12 @@ func pctShort(p messages.PhaseResult, name string, v float64) string {
 // above it too is shown alone ("> 887").
 func p99Short(p messages.PhaseResult) string {
 	v := pctShort(p, nameP99, p.P99)
+	if listed(p.Unresolved, nameP99) && !listed(p.Above, nameP99) { // its interval says too few as well
+		if lo := p.CI.P99[0]; lo > 0 {
+			return v + " (≥ " + ms(lo) + ")"
+		}
+		return v
+	}
 	ci := ciText(p, nameP99, p.CI.P99)
 	if ci == "-" || listed(p.Above, nameP99) && (p.CI.P99.Open() || listed(p.TooFew, nameP99)) {
 		return v

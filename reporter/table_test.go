@@ -249,3 +249,22 @@ func TestFold(t *testing.T) {
 		})
 	}
 }
+
+// TestUnresolvedReadsTooFew: a percentile whose rank the sample cannot
+// resolve (P99.9 of 30 values) reads "too few" in the table and is left
+// empty in the CSV, never as a figure below the maximum.
+func TestUnresolvedReadsTooFew(t *testing.T) {
+	p := messages.PhaseResult{Count: 30, Percentiles: messages.Percentiles{P50: 0.4, P99: 0.614, P999: 0.614, Max: 0.614},
+		TooFew: []string{"p99", "p999"}, Unresolved: []string{"p99", "p999"}, CI: messages.Intervals{P999: messages.Interval{0.5, math.Inf(1)}}}
+	for _, c := range []struct{ name, got, want string }{
+		{"pctText(p999)", pctText(p, nameP999, p.P999), "too few"},
+		{"pctShort(p99)", pctShort(p, nameP99, p.P99), "too few"},
+		{"p99Short", p99Short(messages.PhaseResult{Count: 30, Unresolved: []string{"p99"}, TooFew: []string{"p99"}, CI: messages.Intervals{P99: messages.Interval{1.52, math.Inf(1)}}}), "too few (≥ " + ms(1.52) + ")"},
+		{"pctText(p50)", pctText(p, nameP50, p.P50), ms(0.4)},
+		{"csvPct(p999)", csvPct(p, nameP999, p.P999), ""},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %q, want %q", c.name, c.got, c.want)
+		}
+	}
+}

@@ -49,7 +49,7 @@ knee); 5 a threshold (--expect-knee-above, --max-p99, --max-error-rate) failed.`
 
 // rampConfig is the configuration of `imapload ramp`.
 type rampConfig struct {
-	Run        string        // --run id, "" for ramp-<time>
+	Run        string        // --run id, "auto" for a fresh one
 	ResultWait time.Duration // --result-wait past a step's end for its result
 	NATS       natsConfig
 	Ramp       rampFlags
@@ -58,7 +58,7 @@ type rampConfig struct {
 func (c *rampConfig) add(fs *pflag.FlagSet) {
 	c.NATS.add(fs)
 	c.Ramp.add(fs)
-	fs.StringVar(&c.Run, "run", "", "run id (default: ramp-<time>)")
+	fs.StringVar(&c.Run, "run", "auto", "run id; one that has results is refused (auto: ramp-<time>-<random>, a fresh one)")
 	fs.DurationVar(&c.ResultWait, "result-wait", time.Minute, "how long past a step's end to wait for its result")
 }
 
@@ -69,10 +69,7 @@ func (c *rampConfig) validate() error {
 }
 
 func runRampCmd(cmd *cobra.Command, c *rampConfig, log *slog.Logger) error {
-	run := c.Run
-	if run == "" {
-		run = "ramp-" + time.Now().UTC().Format("20060102-150405")
-	}
+	run := runID(c.Run, "ramp")
 	plan, tmpl, err := c.Ramp.plan(run)
 	if err != nil {
 		return err
@@ -153,6 +150,9 @@ func driveRamp(ctx context.Context, nc *nats.Conn, o *ramp.Options, out io.Write
 		return nil, usage(err)
 	}
 	results, err := c.Run(ctx)
+	if errors.Is(err, ramp.ErrRunUsed) {
+		err = usage(err) // refused before any load: a flag to change
+	}
 	watchMutex.Lock()
 	stopWatch()
 	watchMutex.Unlock()

@@ -135,6 +135,9 @@ func TestRolesRefuseOutsidePermissions(t *testing.T) {
 		messages.ResultsStream + " " + messages.ResultsSubject("r1"):          1, // the aggregator's own
 		bus.StepsStream + " " + messages.StepSubject:                          1, // the operator's own
 	})
+	if _, err := bus.RunResults(ctx, p1.js, "r1"); err != nil { // a producer looks before it runs a step
+		t.Errorf("bus.RunResults(as p1) error = %v, want the producer allowed to read the results' ids", err)
+	}
 	checkStored(t, ctx, op.js, map[string]uint64{ // the aggregator may not look at the registry
 		"KV_" + messages.ProducersBucket + " $KV." + messages.ProducersBucket + ".p1": 1,
 		"KV_" + messages.ProducersBucket + " $KV." + messages.ProducersBucket + ".p2": 0,

@@ -185,6 +185,9 @@ func runStep(cmd *cobra.Command, c *stepConfig, log *slog.Logger) error {
 	if err := ensureSteps(cmd.Context(), nc, c.NATS.bus()); err != nil {
 		return err
 	}
+	if err := checkStepFresh(cmd.Context(), nc, body); err != nil {
+		return err
+	}
 	fmt.Fprintf(cmd.OutOrStdout(), "published %s %s\n", messages.StepSubject, body)
 	replies, err := ramp.Broadcast(nc, body, c.Wait)
 	if err != nil {
@@ -216,6 +219,28 @@ func ensureSteps(ctx context.Context, nc *nats.Conn, o *bus.Options) error {
 		_, err = bus.EnsureSteps(ctx, js, o)
 	}
 	return err
+}
+
+// checkStepFresh refuses, as a usage error, a step that already has a
+// result: the producers would refuse it too, and a step runs once.
+func checkStepFresh(ctx context.Context, nc *nats.Conn, body []byte) error {
+	sc, err := messages.ParseStepCommand(body)
+	if err != nil {
+		return usage(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	done, err := bus.RunResults(ctx, js, sc.Run)
+	if err != nil {
+		return err
+	}
+	if t, ok := done[sc.Step]; ok {
+		return usage(fmt.Errorf("run %s step %d already has a result (published %s); a step runs once: use a fresh run id, or the next step number",
+			sc.Run, sc.Step, t.UTC().Format(time.RFC3339)))
+	}
+	return nil
 }
 
 // result runs the step as a one-step ramp and exits with its verdict.
