@@ -187,15 +187,6 @@ func demoVerdictExit(t *testing.T, err error, dir, report string) {
 	}
 }
 
-// demoExit checks the demo's exit: 0 with a knee, 4 (inconclusive) when it
-// could not measure the server; anything else fails.
-func demoExit(t *testing.T, err error, report string) {
-	t.Helper()
-	if code := exitCode(err); code != verdict.ExitOK && code != verdict.ExitInconclusive {
-		t.Fatalf("imapload demo = %v (exit %d), want exit 0 or 4\n%s", err, code, report)
-	}
-}
-
 func joinRates(rates []float64) string {
 	s := make([]string, len(rates))
 	for i, r := range rates {
