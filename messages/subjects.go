@@ -119,15 +119,7 @@ func ParseResultsSubject(subject string) (run string, ok bool) {
 // would drop the second as a duplicate. Names of letters and digits appear
 // as they are.
 func BatchMsgID(run string, step int, producer string, seq uint64) string {
-	b := make([]byte, 0, len(run)+len(producer)+24)
-	b = appendIDToken(b, run)
-	b = append(b, '-')
-	b = strconv.AppendInt(b, int64(step), 10)
-	b = append(b, '-')
-	b = appendIDToken(b, producer)
-	b = append(b, '-')
-	b = strconv.AppendUint(b, seq, 10)
-	return string(b)
+	return InstanceBatchMsgID(run, step, producer, "", seq)
 }
 
 // InstanceBatchMsgID is BatchMsgID with the producer process's instance
@@ -138,9 +130,6 @@ func BatchMsgID(run string, step int, producer string, seq uint64) string {
 // ahead by someone who knows the id and the sequence do not pre-empt the
 // real ones. An empty instance gives BatchMsgID's id.
 func InstanceBatchMsgID(run string, step int, producer, instance string, seq uint64) string {
-	if instance == "" {
-		return BatchMsgID(run, step, producer, seq)
-	}
 	b := make([]byte, 0, len(run)+len(producer)+len(instance)+24)
 	b = appendIDToken(b, run)
 	b = append(b, '-')
@@ -148,8 +137,10 @@ func InstanceBatchMsgID(run string, step int, producer, instance string, seq uin
 	b = append(b, '-')
 	b = appendIDToken(b, producer)
 	b = append(b, '-')
-	b = appendIDToken(b, instance)
-	b = append(b, '-')
+	if instance != "" {
+		b = appendIDToken(b, instance)
+		b = append(b, '-')
+	}
 	b = strconv.AppendUint(b, seq, 10)
 	return string(b)
 }
