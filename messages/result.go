@@ -128,11 +128,14 @@ type StepResult struct {
 
 // Percentiles are latency percentiles in milliseconds.
 type Percentiles struct {
+	// P50, P90, P99 and P999 are the 50th, 90th, 99th and 99.9th
+	// percentiles, ms.
 	P50  float64 `json:"p50"`
 	P90  float64 `json:"p90"`
 	P99  float64 `json:"p99"`
 	P999 float64 `json:"p999"`
-	Max  float64 `json:"max"`
+	// Max is the largest value, ms.
+	Max float64 `json:"max"`
 }
 
 // Interval is a confidence interval [low, high] in milliseconds. An open
@@ -171,6 +174,7 @@ func (iv *Interval) UnmarshalJSON(b []byte) error {
 
 // Intervals are 95% confidence intervals of the percentiles.
 type Intervals struct {
+	// P50, P90, P99 and P999 are the intervals of those percentiles, ms.
 	P50  Interval `json:"p50"`
 	P90  Interval `json:"p90"`
 	P99  Interval `json:"p99"`
@@ -240,9 +244,14 @@ type Bimodality struct {
 
 // ErrorGroup is one kind of failure in one phase, summed over producers.
 type ErrorGroup struct {
-	Phase   string `json:"phase"`
-	Kind    string `json:"kind"`
-	Count   uint64 `json:"count"`
+	// Phase is the phase that failed (dial, login, fetch, …).
+	Phase string `json:"phase"`
+	// Kind is the normalized error message: tags, numbers, UIDs, addresses,
+	// hex and quoted text replaced, so one cause is one kind.
+	Kind string `json:"kind"`
+	// Count is how many commands failed so, summed over producers.
+	Count uint64 `json:"count"`
+	// Example is one message of the kind as seen, secrets removed.
 	Example string `json:"example,omitempty"`
 	// Producers is how many producers saw this kind.
 	Producers int `json:"producers"`
@@ -250,6 +259,7 @@ type ErrorGroup struct {
 
 // ProducerBreakdown is one producer's figures, shown beside the pool.
 type ProducerBreakdown struct {
+	// Producer is the producer's id.
 	Producer string `json:"producer"`
 	// Count is its successful scheduled commands; Share its part of the fleet's.
 	Count uint64  `json:"count"`
@@ -296,11 +306,16 @@ type HealthSummary struct {
 
 // Knee is the first step whose delivered/target ratio fell below Threshold.
 type Knee struct {
-	Step          int     `json:"step"`
-	Rate          float64 `json:"rate"` // the step's target rate, commands/s
+	// Step is the knee step's number.
+	Step int `json:"step"`
+	// Rate is the step's target rate, commands/s.
+	Rate float64 `json:"rate"`
+	// DeliveredRate is what the step delivered, commands/s.
 	DeliveredRate float64 `json:"delivered_rate"`
-	Ratio         float64 `json:"ratio"`
-	Threshold     float64 `json:"threshold"`
+	// Ratio is DeliveredRate / Rate.
+	Ratio float64 `json:"ratio"`
+	// Threshold is the ratio under which a step is the knee.
+	Threshold float64 `json:"threshold"`
 	// Low, when > 0, makes the knee a range: inconclusive steps (listed in
 	// Uncertain) lie between the last step that held and this one, so the
 	// first rate the server could not sustain is above the last held rate and
@@ -316,10 +331,14 @@ type Knee struct {
 
 // StepRef names a step and its rates.
 type StepRef struct {
-	Step          int     `json:"step"`
-	Rate          float64 `json:"rate"`
+	// Step is the step's number.
+	Step int `json:"step"`
+	// Rate is the step's target rate, commands/s.
+	Rate float64 `json:"rate"`
+	// DeliveredRate is what the step delivered, commands/s.
 	DeliveredRate float64 `json:"delivered_rate"`
-	Ratio         float64 `json:"ratio"`
+	// Ratio is DeliveredRate / Rate.
+	Ratio float64 `json:"ratio"`
 }
 
 // Step verdicts, in StepResult.Verdict.

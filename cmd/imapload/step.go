@@ -126,7 +126,7 @@ func (s *shapeFlags) add(fs *pflag.FlagSet) {
 	derivedDurationVar(fs, &s.Stagger, "stagger", "window over which session starts are spread (default: min(2s, duration/4))")
 	fs.StringVar(&s.Mix, "mix", "", "workload weights, e.g. fetch=130,select=100,list=50,store=50,append=10,logout=20")
 	fs.StringVar(&s.Arrival, "arrival", "", "constant (default) or poisson")
-	fs.StringVar(&s.Profile, "profile", "", "a named client workload: imaptest, desktop, mobile or webmail (README: Profiles); --mix, --script and --fetch-target override its parts")
+	fs.StringVar(&s.Profile, "profile", "", "a named client workload: imaptest, desktop, mobile or webmail (docs/guide.md: Profiles); --mix, --script and --fetch-target override its parts")
 	fs.StringVar(&s.Script, "script", "", `a fixed session shape instead of a mix, e.g. "login select fetch logout": each offered session runs it once`)
 	fs.StringVar(&s.Target, "fetch-target", "", "messages fetch and body read: random (default) or recent")
 }
