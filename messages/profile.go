@@ -15,7 +15,7 @@ import (
 type Profile struct {
 	// Name is how a step names it.
 	Name string
-	// Doc says what the profile sends per session, for the README and --help.
+	// Doc says what the profile sends per session, for docs/guide.md and --help.
 	Doc string
 	// Mix draws each command (nil when Script is set).
 	Mix map[string]float64
@@ -70,7 +70,7 @@ var profiles = []Profile{
 	},
 }
 
-// Profiles lists the named profiles, in the order of the README.
+// Profiles lists the named profiles, in the order of docs/guide.md.
 func Profiles() []Profile { return slices.Clone(profiles) }
 
 // ProfileNamed returns the profile called name.

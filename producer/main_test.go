@@ -14,7 +14,7 @@ import (
 // Benchmarks run with the Go runtime's defaults, as `imapload producer`
 // does; GODEBUG=schedtrace=2147483647 in the environment measures the
 // opt-in setting that keeps the runtime's monitor thread awake
-// (BENCHMARKS.md, README "A cheap producer").
+// (BENCHMARKS.md, docs/deploy.md, "A cheap producer").
 //
 // Up to 8 tests run at once: the parallel ones wait on outages, timeouts
 // and servers of their own.

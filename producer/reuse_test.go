@@ -16,7 +16,7 @@ import (
 )
 
 // TestStepReuseRefused: a step command for a (run, step) that was already
-// run — the README's `nats pub imapload.step '{"run":"r1","step":1,…}'`
+// run — the `nats pub imapload.step '{"run":"r1","step":1,…}'` an older README showed
 // after a ramp r1, or the same ramp run twice — is refused by the producer
 // before it sends anything, on the reply subject of a request and on
 // imapload.step.refused for a plain publish, saying when the step was

@@ -12,6 +12,7 @@
 //   - driving a fleet: step (publish one step command), ramp (drive a run
 //     step by step until the knee);
 //   - reading results: tail (follow a run's results), compare (two runs);
+//   - observe: scrape the server's own metrics during every step;
 //   - imapserver: the embedded test IMAP server on its own.
 //
 // Exit codes (package verdict): 0 a verdict was reached and every threshold

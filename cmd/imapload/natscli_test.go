@@ -64,7 +64,7 @@ func jsonLines[T any](out string) []T {
 }
 
 // TestNATSCLIInterop checks the contract as an operator uses it with the real
-// nats CLI: the README's `nats pub` step command parses; `nats req` lists a
+// nats CLI: docs/deploy.md's `nats pub` step command parses; `nats req` lists a
 // producer's accept and reject answers; `nats sub 'imapload.results.>'`
 // receives the aggregator's step result.
 func TestNATSCLIInterop(t *testing.T) {
@@ -99,7 +99,7 @@ func TestNATSCLIInterop(t *testing.T) {
 	}
 }
 
-// checkCLIPub: the README's example, sent with nats pub, parses as a step.
+// checkCLIPub: docs/deploy.md's example, sent with nats pub, parses as a step.
 func checkCLIPub(t *testing.T, tool, url string) {
 	t.Helper()
 	nc := connect(t, url)
@@ -108,13 +108,13 @@ func checkCLIPub(t *testing.T, tool, url string) {
 		t.Fatalf("SubscribeSync: %v", err)
 	}
 	defer sub.Unsubscribe()
-	runNATSTool(t, tool, url, "pub", messages.StepSubject, `{"run":"r1","step":1,"rate":1000,"duration":"30s"}`)
+	runNATSTool(t, tool, url, "pub", messages.StepSubject, `{"run":"r2","step":1,"rate":100,"duration":"5s"}`)
 	m, err := sub.NextMsg(5 * time.Second)
 	if err != nil {
 		t.Fatalf("nats pub: nothing received: %v", err)
 	}
 	c, err := messages.ParseStepCommand(m.Data)
-	want := messages.StepCommand{Run: "r1", Step: 1, Rate: 1000, Duration: messages.Duration(30 * time.Second)}
+	want := messages.StepCommand{Run: "r2", Step: 1, Rate: 100, Duration: messages.Duration(5 * time.Second)}
 	if err != nil || !sameStep(c, want) {
 		t.Errorf("ParseStepCommand(%s) = %+v, %v; want %+v", m.Data, c, err, want)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/imapload/imapload/messages"
 )
 
-// TestRolesOperatorNATSCLI drives the fleet as the README says, with the
+// TestRolesOperatorNATSCLI drives the fleet as docs/deploy.md says, with the
 // nats CLI and the operator's seed: the registry is listed and read, a step
 // request reaches a producer and its answer comes back, and results are
 // read; the server logs no permission violation.

@@ -1,5 +1,5 @@
 // Package arch holds the dependency rules of the module, tested for every
-// package at once: the layering of README.md, as data.
+// package at once: the layering of ARCHITECTURE.md ("Each package's room"), as data.
 package arch
 
 import (
