@@ -443,3 +443,23 @@ func TestDocsCommandsCatch(t *testing.T) {
 		t.Errorf("anchors() = %q", got)
 	}
 }
+
+// readmeMaxLines keeps README.md a guide: the reference belongs in docs/.
+const readmeMaxLines = 200
+
+// TestReadmeIsAGuide fails when README.md grows past readmeMaxLines or stops
+// giving the two commands a fresh machine needs: the demo and the tests.
+func TestReadmeIsAGuide(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > readmeMaxLines {
+		t.Errorf("README.md has %d lines, more than %d: move reference into docs/", n, readmeMaxLines)
+	}
+	for _, want := range []string{"go run ./cmd/imapload demo", "IMAPLOAD_LONG=1 go run ./internal/e2estatus -race ./..."} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("README.md does not give %q", want)
+		}
+	}
+}
