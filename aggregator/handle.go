@@ -116,7 +116,7 @@ func (a *Aggregator) refuse(k stepKey, m jetstream.Msg, md *jetstream.MsgMetadat
 // keep absorbs m into st, then terminates, holds or acknowledges it.
 func (a *Aggregator) keep(st *openStep, m jetstream.Msg, md *jetstream.MsgMetadata) {
 	seq := md.Sequence.Stream
-	bad, err := st.absorb(seq, md.Timestamp, m.Subject(), m.Data())
+	bad, err := st.absorb(seq, md.Timestamp, m.Subject(), msgID(m), m.Data())
 	switch {
 	case bad:
 		a.refuse(st.key, m, md, err)

@@ -2,6 +2,9 @@ package aggregator
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/imapload/imapload/messages"
 )
@@ -41,9 +44,10 @@ type Pool struct {
 	lim    *limits // the step's command, when the pool has one
 	volume uint64  // every count of every batch, summed: it bounds each sum kept
 	totals totals
-	bins   []messages.SketchBins // scratch: the sketches of the batch being added
-	reject map[string]uint64     // batches refused for disagreeing with the command, by reason
-	conns  int                   // the command's fleet-wide held connections, when it has one
+	bins   []messages.SketchBins          // scratch: the sketches of the batch being added
+	reject map[string]uint64              // batches refused for disagreeing with the command, by reason
+	conns  int                            // the command's fleet-wide held connections, when it has one
+	insts  map[string]map[string]struct{} // the processes (instances) each producer id's batches came from
 }
 
 // totals are the step-wide sums and maxima.
@@ -124,6 +128,35 @@ func (p *Pool) Add(b *messages.SampleBatch) (added bool, err error) {
 	p.volume += v
 	p.commit(b, k)
 	return true, nil
+}
+
+// From records that a batch of producer's came from the process instance
+// (read off its message id; "" when the id carries none). A producer id seen
+// from two instances is named in the result's SharedIDs: two processes ran
+// with one id.
+func (p *Pool) From(producer, instance string) {
+	if instance == "" {
+		return
+	}
+	if p.insts == nil {
+		p.insts = map[string]map[string]struct{}{}
+	}
+	if p.insts[producer] == nil {
+		p.insts[producer] = map[string]struct{}{}
+	}
+	p.insts[producer][instance] = struct{}{}
+}
+
+// sharedIDs lists the producer ids seen from more than one instance.
+func (p *Pool) sharedIDs() []messages.SharedID {
+	var out []messages.SharedID
+	for id, set := range p.insts {
+		if len(set) > 1 {
+			out = append(out, messages.SharedID{Producer: id, Instances: slices.Sorted(maps.Keys(set))})
+		}
+	}
+	slices.SortFunc(out, func(a, b messages.SharedID) int { return strings.Compare(a.Producer, b.Producer) })
+	return out
 }
 
 // Corrupt counts a batch of this step that could not be decoded at all.

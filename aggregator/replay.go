@@ -25,7 +25,7 @@ func (a *Aggregator) replay(ctx context.Context, cmd messages.StepCommand) (*ope
 	k := st.key
 	err := a.readAll(ctx, messages.SamplesStream, messages.StepSamplesFilter(k.run, k.step),
 		func(m jetstream.Msg, md *jetstream.MsgMetadata) {
-			_, _ = st.absorb(md.Sequence.Stream, md.Timestamp, m.Subject(), m.Data())
+			_, _ = st.absorb(md.Sequence.Stream, md.Timestamp, m.Subject(), msgID(m), m.Data())
 		})
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: replay run %s step %d: %w", k.run, k.step, err)

@@ -44,6 +44,7 @@ func (p *Pool) Result() messages.StepResult {
 	}
 	r.Producers, r.Missing = p.roster()
 	r.Complete = len(r.Missing) == 0
+	r.SharedIDs = p.sharedIDs()
 	r.OfferedRate, r.StoppedEarly = p.offered()
 	var pooled [messages.NumPhases]*ddsketch.DDSketch
 	for ph := range pooled {

@@ -46,12 +46,15 @@ func parseSubject(subject string) (stepKey, bool) {
 // by the pool as invalid, or not matching its subject; counted in Corrupt)
 // or rejected (disagreeing with the step's command; err wraps ErrRejected
 // and the pool counts it). A bad message never changes the step.
-func (st *openStep) absorb(seq uint64, stored time.Time, subject string, data []byte) (bad bool, err error) {
+func (st *openStep) absorb(seq uint64, stored time.Time, subject, msgID string, data []byte) (bad bool, err error) {
 	if c, dup := st.seen[seq]; dup {
 		return c, nil
 	}
 	b, err := decodeOn(subject, data)
 	if err == nil {
+		if _, _, producer, instance, _, ok := messages.ParseBatchMsgID(msgID); ok && producer == b.Producer {
+			st.pool.From(producer, instance) // even when Add refuses it: a second process's batches collide
+		}
 		_, err = st.pool.Add(b)
 	}
 	st.seen[seq] = err != nil
@@ -93,4 +96,12 @@ func precheck(cmd messages.StepCommand, subject string, data []byte) error {
 func (st *openStep) deadline(timeout time.Duration) time.Time {
 	info := st.pool.info
 	return st.first.Add(time.Duration(info.Warmup) + time.Duration(info.Duration) + timeout)
+}
+
+// msgID is m's JetStream message id ("" without one).
+func msgID(m jetstream.Msg) string {
+	if h := m.Headers(); h != nil {
+		return h.Get(jetstream.MsgIDHeader)
+	}
+	return ""
 }

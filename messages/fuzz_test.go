@@ -114,3 +114,18 @@ func FuzzParseResultMsgID(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseBatchMsgID: any id parses without panicking, and what parses
+// is made again by InstanceBatchMsgID.
+func FuzzParseBatchMsgID(f *testing.F) {
+	for _, id := range []string{"r1-1-p1-7", "r1-1-p1-a1b2c3d4-7", "r_-1-3-p__x-ff-0", "r1-0-p1-1", "r1-1-p1", "r1-1-p1-i-x", "a-1-b-c-d-2"} {
+		f.Add(id)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		run, step, producer, instance, seq, ok := messages.ParseBatchMsgID(id)
+		if ok && messages.InstanceBatchMsgID(run, step, producer, instance, seq) != id {
+			t.Fatalf("ParseBatchMsgID(%q) = %q %d %q %q %d; InstanceBatchMsgID of that = %q", id, run, step, producer, instance, seq,
+				messages.InstanceBatchMsgID(run, step, producer, instance, seq))
+		}
+	})
+}

@@ -50,6 +50,10 @@ type StepResult struct {
 	Producers []string `json:"producers"`
 	// Missing lists producers that accepted the step but sent no final batch.
 	Missing []string `json:"missing,omitempty"`
+	// SharedIDs names each producer id whose batches came from more than one
+	// process (instance) in the step: two producers started with one --id,
+	// whose batches collide and whose shares overlap; absent when none.
+	SharedIDs []SharedID `json:"shared_ids,omitempty"`
 	// GeneratorSaturated is true when any producer fell behind its own
 	// schedule, whatever the cause (Reasons names it): the step measured the
 	// load generator or its host, not the server.
@@ -376,6 +380,9 @@ const (
 	ReasonGeneratorStalled = "generator_stalled"
 	// ReasonIncomplete: producers are missing or the step was stopped early.
 	ReasonIncomplete = "incomplete"
+	// ReasonSharedID: two processes ran as one producer id, so their batches
+	// collided and the step's counts are not the fleet's.
+	ReasonSharedID = "shared_id"
 	// ReasonRateMismatch: the fleet offered more than 2% away from the target.
 	ReasonRateMismatch = "rate_mismatch"
 	// ReasonFailing: most attempted commands failed (refused, TLS,
@@ -457,3 +464,12 @@ const GeneratorKind = "generator: "
 // message of imapload's to remove): they were never sent, so the server was
 // offered less than the target (see ReasonUnaddressable).
 const UnaddressableKind = GeneratorKind + "nothing to address: "
+
+// SharedID is a producer id seen from more than one process in one step.
+type SharedID struct {
+	// Producer is the id.
+	Producer string `json:"producer"`
+	// Instances are the processes' instances (drawn at each start, carried in
+	// the batches' message ids), sorted.
+	Instances []string `json:"instances"`
+}

@@ -145,6 +145,48 @@ func InstanceBatchMsgID(run string, step int, producer, instance string, seq uin
 	return string(b)
 }
 
+// ParseBatchMsgID reads an id made by InstanceBatchMsgID (or BatchMsgID,
+// then instance is ""); ok is false for any other id. Only ids that
+// InstanceBatchMsgID gives back unchanged parse, so a forged id cannot pose
+// as two.
+func ParseBatchMsgID(id string) (run string, step int, producer, instance string, seq uint64, ok bool) {
+	var toks []string
+	var cur []byte
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c == '_' && i+1 < len(id) && (id[i+1] == '_' || id[i+1] == '-'):
+			cur = append(cur, id[i+1])
+			i++
+		case c == '-':
+			toks, cur = append(toks, string(cur)), cur[:0]
+		default:
+			cur = append(cur, c)
+		}
+		if len(toks) > 5 {
+			return "", 0, "", "", 0, false
+		}
+	}
+	toks = append(toks, string(cur))
+	if len(toks) == 4 {
+		toks = []string{toks[0], toks[1], toks[2], "", toks[3]}
+	}
+	if len(toks) != 5 {
+		return "", 0, "", "", 0, false
+	}
+	st, err := strconv.Atoi(toks[1])
+	if err != nil || st < 1 {
+		return "", 0, "", "", 0, false
+	}
+	sq, err := strconv.ParseUint(toks[4], 10, 64)
+	if err != nil {
+		return "", 0, "", "", 0, false
+	}
+	if InstanceBatchMsgID(toks[0], st, toks[2], toks[3], sq) != id {
+		return "", 0, "", "", 0, false
+	}
+	return toks[0], st, toks[2], toks[3], sq, true
+}
+
 // ResultMsgID is the JetStream message id of a step's result, so that the
 // results stream stores each revision once: "result-<run>-<step>", and
 // "result-<run>-<step>.r<revision>" after the first. ('.' is in no run id,

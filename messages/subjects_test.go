@@ -356,3 +356,22 @@ func TestInstanceBatchMsgID(t *testing.T) {
 		t.Errorf("InstanceBatchMsgID with no instance = %q, want BatchMsgID's", got)
 	}
 }
+
+// TestParseBatchMsgID reads back what InstanceBatchMsgID and BatchMsgID make,
+// escaped names included, and refuses ids of another shape.
+func TestParseBatchMsgID(t *testing.T) {
+	for _, c := range []struct{ run, producer, instance string }{
+		{"r1", "p1", "0a1b2c3d"}, {"r-1", "p_2", "ff"}, {"run-x", "p-1-2", ""}, {"r__", "_-", "abc"},
+	} {
+		id := messages.InstanceBatchMsgID(c.run, 3, c.producer, c.instance, 42)
+		run, step, producer, instance, seq, ok := messages.ParseBatchMsgID(id)
+		if !ok || run != c.run || step != 3 || producer != c.producer || instance != c.instance || seq != 42 {
+			t.Errorf("ParseBatchMsgID(%q) = %q %d %q %q %d %v; want %q 3 %q %q 42 true", id, run, step, producer, instance, seq, ok, c.run, c.producer, c.instance)
+		}
+	}
+	for _, id := range []string{"", "r1", "r1-1-p1", "r1-x-p1-1", "r1-0-p1-1", "r1-1-p1-a-b-1", "r1-1-p1-a-x", "r1-01-p1-1", "result-r1-1"} {
+		if _, _, _, _, _, ok := messages.ParseBatchMsgID(id); ok {
+			t.Errorf("ParseBatchMsgID(%q) ok, want refused", id)
+		}
+	}
+}

@@ -22,6 +22,9 @@
 //     for one: it was stopped (SIGSTOP), frozen or paused.
 //   - incomplete: a producer sent no final batch, the step was stopped early,
 //     or no producer took part.
+//   - shared_id: one producer id ran in two processes at once (their batches'
+//     message ids carry different instances): the batches collide, so the
+//     counts are not the fleet's. It stands in for rate_mismatch, its effect.
 //   - rate_mismatch: the producers' shares add up to more than 2% away from
 //     the target rate.
 //   - unaddressable: more than 2% of the scheduled commands had nothing to

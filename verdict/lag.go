@@ -106,6 +106,8 @@ func Remedy(code string) string {
 		return "a producer could not run at all (stopped, frozen, a paused VM or container, swapping): find what stopped it, then rerun"
 	case messages.ReasonIncomplete:
 		return "check the missing producers' logs and that nothing else sent step commands to this fleet (another run, an operator), then rerun"
+	case messages.ReasonSharedID:
+		return "give every producer its own --id (IMAPLOAD_ID differs per container; a StatefulSet's pod name does), or leave --id unset (hostname-pid), then rerun"
 	case messages.ReasonRateMismatch:
 		return "the producers' shares did not add up to the target (a producer left, or a stale registry entry): rerun; imapload ramp re-issues a step with the producers that answered"
 	case messages.ReasonFailing:

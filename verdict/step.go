@@ -84,7 +84,9 @@ func Reasons(r messages.StepResult) []messages.Reason {
 	if d := incomplete(r); d != "" {
 		add(messages.ReasonIncomplete, d)
 	}
-	if d := rateMismatch(r); d != "" {
+	if d := sharedID(r); d != "" {
+		add(messages.ReasonSharedID, d) // the cause of the shares not adding up: never also a rate_mismatch
+	} else if d := rateMismatch(r); d != "" {
 		add(messages.ReasonRateMismatch, d)
 	}
 	if d := unaddressable(r); d != "" {
@@ -230,4 +232,16 @@ func cmpUint(a, b uint64) int {
 		return 1
 	}
 	return 0
+}
+
+// sharedID says which producer ids ran in more than one process at once.
+func sharedID(r messages.StepResult) string {
+	var parts []string
+	for _, id := range r.SharedIDs {
+		parts = append(parts, fmt.Sprintf("producer id %s ran in %d processes at once (instances %s)", id.Producer, len(id.Instances), strings.Join(id.Instances, ", ")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + ": their batches collide, so the step's counts are not the fleet's"
 }
