@@ -53,6 +53,7 @@ type totals struct {
 	lagP99Max                           uint64 // µs
 	cpuMax                              float64
 	checks                              messages.Checks
+	setup                               setupSums
 }
 
 // NewPool returns an empty pool for run's step. It does no I/O.
@@ -155,6 +156,7 @@ func (p *Pool) commit(b *messages.SampleBatch, k batchKey) {
 	t.scheduled += b.Scheduled
 	t.completed += b.Completed
 	t.checks.Add(b.Checks)
+	t.setup.add(b.Setup)
 	t.dropped += b.Health.Dropped
 	t.lost += b.Health.Lost
 	t.lagP99Max = max(t.lagP99Max, b.Health.LagP99)

@@ -58,6 +58,9 @@ type SampleBatch struct {
 	Checks Checks `msgpack:"checks"`
 	// Health is the producer's own health during this batch.
 	Health Health `msgpack:"health"`
+	// Setup counts the sessions' set-up stages up to the end of the window
+	// (see SetupStage); only a final batch carries it (absent: none).
+	Setup SetupList `msgpack:"setup,omitempty"`
 }
 
 // Checks counts integrity checks: about one APPEND in ten is fetched back

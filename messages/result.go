@@ -85,6 +85,10 @@ type StepResult struct {
 	ChecksDisabled string `json:"checks_disabled,omitempty"`
 	// Errors lists failures by (phase, kind), most frequent first.
 	Errors []ErrorGroup `json:"errors"`
+	// Setup is the sessions' set-up, stage by stage, summed over the
+	// producers' final batches (see SetupStage; Error is the kind most
+	// frequent at any one producer); absent from older producers.
+	Setup []SetupStage `json:"setup,omitempty"`
 	// PerProducer shows each producer beside the pool, never averaged into it.
 	PerProducer []ProducerBreakdown `json:"per_producer"`
 	// AverageP99Fallacy quantifies, per phase, how far the average of the
@@ -366,6 +370,14 @@ const (
 	// nothing to address (empty mailboxes) and were never sent: the server
 	// was offered less than the target.
 	ReasonUnaddressable = "unaddressable"
+	// ReasonSetupUnanswered: the server served (almost) none of the
+	// scheduled commands because the sessions' set-up (connect, TLS,
+	// greeting, LOGIN, SELECT) was still unanswered when the window ended:
+	// the step could not measure the server's rate at all.
+	ReasonSetupUnanswered = "setup_unanswered"
+	// ReasonUnserved: the server served (almost) none of the scheduled
+	// commands and neither failures nor unanswered set-ups explain it.
+	ReasonUnserved = "unserved"
 	// ReasonNoResult: no result of the step arrived (RunReport reasons only).
 	ReasonNoResult = "no_result"
 )

@@ -198,6 +198,9 @@ func newCutter(rec *recorder.Recorder, env *sessionEnv, host *hostWatch) *cutter
 func (c *cutter) cut(now time.Time, final bool) *messages.SampleBatch {
 	to := max(c.tl.offset(now), c.from)
 	b := c.rec.Cut(c.from, to, final, c.health(now))
+	if final {
+		b.Setup = c.env.setups.result()
+	}
 	c.from = to
 	return b
 }

@@ -26,6 +26,14 @@
 //     the target rate.
 //   - unaddressable: more than 2% of the scheduled commands had nothing to
 //     address (an empty INBOX) and were never sent.
+//   - setup_unanswered: the server served under ServedShare (10%) of the
+//     scheduled commands, and the first set-up stage most sessions did not
+//     pass (connect, tls, greeting, login, select) was still unanswered
+//     when the window ended: the detail names the stage and what it may
+//     mean. (When that stage's attempts failed instead, the step is
+//     failing, with the stage and its top error.)
+//   - unserved: the server served under ServedShare of the scheduled
+//     commands with every set-up passed and no failing share of errors.
 //   - failing: more than half of the commands the server was sent failed
 //     (refused, TLS, authentication, NO/BAD), errors imapload itself caused
 //     left out — unless the step held IDLE connections: a server that kept

@@ -112,6 +112,10 @@ func Remedy(code string) string {
 		return "the server is not answering correctly: check the address and port, --tls and --tls-ca, and the accounts' user names and passwords"
 	case messages.ReasonUnaddressable:
 		return "fill the accounts before the run (imapload seed --messages 1000 …), or offer commands that need no message (list, select, append, noop), then rerun"
+	case messages.ReasonSetupUnanswered:
+		return setupRemedy
+	case messages.ReasonUnserved:
+		return unservedRemedy
 	case messages.ReasonNoResult:
 		return "start an aggregator (imapload aggregator) on the same NATS and check its log"
 	}

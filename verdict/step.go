@@ -78,8 +78,16 @@ func Reasons(r messages.StepResult) []messages.Reason {
 	add := func(code, detail string) {
 		out = append(out, messages.Reason{Code: code, Detail: detail, Remedy: Remedy(code)})
 	}
-	if d := failing(r); d != "" {
-		add(messages.ReasonFailing, d)
+	ucode, ud := unserved(r)
+	fd := failing(r)
+	if ucode == messages.ReasonFailing {
+		fd = ud // it names the set-up stage that kept the commands from the server
+	}
+	if fd != "" {
+		add(messages.ReasonFailing, fd)
+	}
+	if ucode == messages.ReasonSetupUnanswered || ucode == messages.ReasonUnserved && fd == "" {
+		add(ucode, ud)
 	}
 	if d := incomplete(r); d != "" {
 		add(messages.ReasonIncomplete, d)
