@@ -272,6 +272,7 @@ func maxHealth(acc, h *messages.Health) {
 	acc.Pressure = max(acc.Pressure, h.Pressure)
 	acc.Throttled = max(acc.Throttled, h.Throttled)
 	acc.Stopped = acc.Stopped || h.Stopped
+	acc.Local = acc.Local || h.Local
 }
 
 // stoppedEarly reports whether its final batch ended before the window did.

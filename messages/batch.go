@@ -202,6 +202,10 @@ type Health struct {
 	// measurement window that this batch covers (Held when the batch lies in
 	// the warm-up).
 	HeldMin uint32 `msgpack:"held_min,omitempty"`
+	// Local is true when the producer's target address is its own host's
+	// (loopback, or an address of one of its interfaces): the server under
+	// test competes with the producer for the same CPUs.
+	Local bool `msgpack:"local,omitempty"`
 	// HeldDrops counts held connections that broke (closed by the server,
 	// or failed a re-IDLE) during the measurement window in this batch.
 	HeldDrops uint64 `msgpack:"held_drops,omitempty"`

@@ -105,6 +105,12 @@ type StepResult struct {
 	// durations, the embedded server's workers; absent when no observer
 	// announced the step.
 	Server *ServerResult `json:"server,omitempty"`
+	// Caveats say what a step's figures carry that does not void it, each
+	// with what was seen and what to do: a step that delivered its target
+	// while its generator lagged held, but its latencies include that lag
+	// (code: the lag's cause); a step run after an overload measured a
+	// server that may not have recovered (CaveatAfterOverload).
+	Caveats []Reason `json:"caveats,omitempty"`
 	// Below says why a below step is below: the command rate, the held
 	// connections, or new connections failing (see package verdict).
 	Below string `json:"below,omitempty"`
@@ -281,6 +287,9 @@ type ProducerBreakdown struct {
 	Throttled float64 `json:"throttled,omitempty"`
 	// Stopped is true when the process was stopped (SIGSTOP) during the step.
 	Stopped bool `json:"stopped,omitempty"`
+	// Local is true when the producer's target was its own host (see
+	// Health.Local): the server under test shared its CPUs.
+	Local bool `json:"local,omitempty"`
 	// LagCause names why it fell behind, when Saturated: a Reason code
 	// (generator_saturated, host_overloaded or generator_stalled).
 	LagCause string `json:"lag_cause,omitempty"`

@@ -218,5 +218,6 @@ func (c *cutter) health(now time.Time) messages.Health {
 		CPU: c.cpu.read(), CPULimit: float64(runtime.GOMAXPROCS(0)),
 		Sessions: uint32(max(c.env.open.Load(), 0)),
 		RunDelay: hs.runDelay, Pressure: hs.pressure, Throttled: hs.throttled, Stopped: stopped,
+		Local: c.env.cfg.local,
 	}
 }

@@ -13,6 +13,13 @@
 // A step is inconclusive when it did not measure the server as asked; each
 // reason has a code (messages.Reason…):
 //
+// A producer's lag (the three reasons below) voids only a step that fell
+// short of its target: a step that delivered its target held, since the
+// server served the rate whatever the generator's delay, and the lag is a
+// caveat on its latencies (StepResult.Caveats), which carry it. When the
+// lagging producer's target is its own host, the reason says so and its
+// remedy is one that can be followed on that host.
+//
 //   - generator_saturated: a producer fell behind its schedule while using
 //     (nearly) all the CPU it may use.
 //   - host_overloaded: a producer fell behind because it waited for a CPU (its

@@ -95,6 +95,22 @@ func evidence(p messages.ProducerBreakdown) string {
 	return s
 }
 
+// localRemedy is what to do about a lagging producer whose server under
+// test shares its host: what can be done on that one host comes first.
+const localRemedy = "on this one host, give the producers less to do or more time: fewer local sessions (--sessions), longer steps (--step-duration 30s, so a short stall weighs less), or split the CPUs between the producers (--procs, fewer than the cores) and the server (pin it to the others with taskset or cpuset); or run the producers on another host, then rerun"
+
+// localProducers lists the lagging producers of r whose target was their
+// own host.
+func localProducers(r messages.StepResult) []string {
+	var out []string
+	for _, p := range r.PerProducer {
+		if p.Saturated && p.Local {
+			out = append(out, p.Producer)
+		}
+	}
+	return out
+}
+
 // Remedy is what to do about a reason.
 func Remedy(code string) string {
 	switch code {

@@ -250,11 +250,11 @@ func TestReasonsWrongPassword(t *testing.T) {
 	}
 }
 
-// A lagging producer always makes its step inconclusive: a cause this
-// version does not know (a newer aggregator's, or garbage on the wire) must
-// not let the step be judged held or below.
+// A lagging producer always makes a step below its target inconclusive: a
+// cause this version does not know (a newer aggregator's, or garbage on the
+// wire) must not let the step be judged below.
 func TestReasonsUnknownLagCause(t *testing.T) {
-	s := with(clean(1, 100, 1), lagging("p1", "generator_swapping"))
+	s := with(clean(1, 100, 0.5), lagging("p1", "generator_swapping"))
 	got := verdict.Reasons(s)
 	if want := []string{messages.ReasonGeneratorSaturated}; !slices.Equal(codes(got), want) {
 		t.Errorf("Reasons(saturated producer with LagCause %q) = %v, want %v", "generator_swapping", codes(got), want)
