@@ -356,6 +356,10 @@ const (
 	RunInconclusive = "inconclusive"
 	// RunFailing: the server did not answer correctly (most commands failed).
 	RunFailing = "failing"
+	// RunNoneHeld: every valid step fell below, down to the lowest rate
+	// offered (the ramp's floor, --min): no rate the server sustains was
+	// found, so there is no bracket and no knee.
+	RunNoneHeld = "none_held"
 )
 
 // Reason codes: why a step is inconclusive (StepResult.Reasons).
@@ -387,6 +391,9 @@ const (
 	// ReasonUnserved: the server served (almost) none of the scheduled
 	// commands and neither failures nor unanswered set-ups explain it.
 	ReasonUnserved = "unserved"
+	// ReasonNoneHeld: no valid step held, down to the lowest rate offered
+	// (RunReport reasons only).
+	ReasonNoneHeld = "none_held"
 	// ReasonNoResult: no result of the step arrived (RunReport reasons only).
 	ReasonNoResult = "no_result"
 )
@@ -418,7 +425,8 @@ type RunReport struct {
 	Kind string `json:"kind"`
 	// Run identifies the run.
 	Run string `json:"run"`
-	// Verdict is RunKnee, RunNoKnee, RunInconclusive or RunFailing.
+	// Verdict is RunKnee, RunNoKnee, RunNoneHeld, RunInconclusive or
+	// RunFailing.
 	Verdict string `json:"verdict"`
 	// Reasons say why the run is inconclusive or failing, and what to do.
 	Reasons []Reason `json:"reasons,omitempty"`

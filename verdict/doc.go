@@ -51,4 +51,15 @@
 // fewer than threshold × those offered were held through the window, or when
 // more than HoldFailShare of its new ones failed; Below says which. Only held
 // and below steps can be the knee or the last held step.
+//
+// # Run verdicts
+//
+// Conclude sums the steps up: knee (a step below with one that held under
+// it: the bracket), no_knee (every valid step held), none_held (every
+// valid step fell below, down to the lowest rate offered: Bracket gives no
+// knee without a held step), failing, or inconclusive; ExitCode maps them
+// to the exit codes. A step that re-offered a rate that had held, after a
+// step at a higher rate fell below (Rechecks: the ramp's check that the
+// server recovered before it bisects), is neither the knee nor the last
+// held step: the bracket is the one measured before the overload.
 package verdict

@@ -132,6 +132,8 @@ func Remedy(code string) string {
 		return setupRemedy
 	case messages.ReasonUnserved:
 		return unservedRemedy
+	case messages.ReasonNoneHeld:
+		return "the server sustained none of the rates offered: check what it is short of at the lowest step (its errors, its CPU, its backend), or lower --min to search further down"
 	case messages.ReasonNoResult:
 		return "start an aggregator (imapload aggregator) on the same NATS and check its log"
 	}
