@@ -111,6 +111,9 @@ func volume(b *messages.SampleBatch) (uint64, bool) {
 			s.add(e.Count)
 		}
 	}
+	for _, st := range b.Setup {
+		s.add(st.Started)
+	}
 	return s.sum, !s.carry
 }
 

@@ -57,6 +57,7 @@ type totals struct {
 	lagP99Max                           uint64 // µs
 	cpuMax                              float64
 	checks                              messages.Checks
+	setup                               setupSums
 }
 
 // NewPool returns an empty pool for run's step. It does no I/O.
@@ -188,6 +189,7 @@ func (p *Pool) commit(b *messages.SampleBatch, k batchKey) {
 	t.scheduled += b.Scheduled
 	t.completed += b.Completed
 	t.checks.Add(b.Checks)
+	t.setup.add(b.Setup)
 	t.dropped += b.Health.Dropped
 	t.lost += b.Health.Lost
 	t.lagP99Max = max(t.lagP99Max, b.Health.LagP99)
@@ -303,6 +305,7 @@ func maxHealth(acc, h *messages.Health) {
 	acc.Pressure = max(acc.Pressure, h.Pressure)
 	acc.Throttled = max(acc.Throttled, h.Throttled)
 	acc.Stopped = acc.Stopped || h.Stopped
+	acc.Local = acc.Local || h.Local
 }
 
 // stoppedEarly reports whether its final batch ended before the window did.

@@ -78,12 +78,13 @@ func breakdownOf(id string, pa *producerAcc) messages.ProducerBreakdown {
 	h := pa.health
 	if pa.saturated {
 		h = pa.lagging
-		h.Stopped = pa.health.Stopped
+		h.Stopped, h.Local = pa.health.Stopped, pa.health.Local
 	}
 	b := messages.ProducerBreakdown{
 		Producer: id, Count: pa.completed, Saturated: pa.saturated, Rate: pa.rate,
 		LagP99: float64(h.LagP99) / 1000, CPU: h.CPU, CPULimit: h.CPULimit,
 		RunDelay: h.RunDelay, Pressure: h.Pressure, Throttled: h.Throttled, Stopped: h.Stopped,
+		Local: h.Local,
 	}
 	if pa.saturated {
 		b.LagCause = verdict.LagCause(h)

@@ -55,6 +55,7 @@ func (p *Pool) Result() messages.StepResult {
 	r.Phases = p.phaseResults(pooled)
 	wg.Wait()
 	r.Errors = p.errorGroups()
+	r.Setup = p.totals.setup.result()
 	r.Health = p.health()
 	r.Connections = p.connections(p.conns)
 	r.GeneratorSaturated = len(r.Health.SaturatedProducers) > 0

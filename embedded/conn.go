@@ -4,6 +4,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // readChunk is the initial read buffer of a connection.
@@ -137,6 +138,10 @@ func (c *clientConn) admit(name string) error {
 // Write notes continuation requests (for the scanner) and drops the
 // connection right after the greeting when that is its plan.
 func (c *clientConn) Write(p []byte) (int, error) {
+	if c.s.opts.NoGreeting {
+		<-c.gone // the greeting, the first write, never goes out
+		return 0, net.ErrClosed
+	}
 	if len(p) > 0 && p[0] == '+' {
 		c.contSeen.Store(true)
 	}
@@ -145,6 +150,23 @@ func (c *clientConn) Write(p []byte) (int, error) {
 		c.drop()
 	}
 	return n, err
+}
+
+// pause waits d (LoginDelay), or until the connection or the server closes.
+func (c *clientConn) pause(d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-c.gone:
+		return dropError()
+	case <-c.s.done:
+		return closedError()
+	}
 }
 
 // Close closes the connection (sending TLS close_notify if any).

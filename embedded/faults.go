@@ -26,6 +26,7 @@ var errInjectedNo = &imap.Error{
 // a run with the same Seed and the same arrival order repeats.
 type faults struct {
 	dropFraction, noFraction float64
+	refuseSelect, refuseList float64
 
 	mu  sync.Mutex
 	rng *rand.Rand
@@ -35,6 +36,8 @@ func newFaults(o *IMAPOptions) *faults {
 	return &faults{
 		dropFraction: o.DropFraction,
 		noFraction:   o.NoFraction,
+		refuseSelect: o.RefuseSelect,
+		refuseList:   o.RefuseList,
 		rng:          rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)),
 	}
 }
@@ -54,13 +57,17 @@ func (f *faults) dropPoint() int {
 }
 
 // injectNo reports whether this command gets the NO fault.
-func (f *faults) injectNo() bool {
-	if f.noFraction == 0 {
+func (f *faults) injectNo() bool { return f.draw(f.noFraction) }
+
+// draw reports whether a draw falls under fraction (never for 0, always
+// for 1).
+func (f *faults) draw(fraction float64) bool {
+	if fraction == 0 {
 		return false
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.rng.Float64() < f.noFraction
+	return f.rng.Float64() < fraction
 }
 
 // slowAccount reports whether user falls in the slow fraction: its FNV-1a

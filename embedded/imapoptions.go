@@ -74,6 +74,19 @@ type IMAPOptions struct {
 	// LOGIN, LOGOUT, NOOP, IDLE and CAPABILITY) answered
 	// "NO [SERVERBUG] injected fault".
 	NoFraction float64
+	// RefuseSelect and RefuseList are the fractions, in [0, 1], of SELECT
+	// (and EXAMINE) and of LIST commands answered "NO [SERVERBUG] injected
+	// fault", drawn like NoFraction but on their own: 1 refuses every one,
+	// a server that lets a session log in and never lets it open INBOX.
+	RefuseSelect float64
+	RefuseList   float64
+	// NoGreeting makes the server accept connections and never send the
+	// greeting (RFC 9051 §7.1): a client waits in its dial, as it would
+	// against a port that speaks something else, or TLS.
+	NoGreeting bool
+	// LoginDelay is how long every LOGIN waits before it is answered, as a
+	// slow authentication backend (or an auth-failure penalty) makes it.
+	LoginDelay time.Duration
 	// Seed seeds the fault-injection random source: runs with the same Seed
 	// and the same arrival order inject the same faults. Default 0.
 	Seed uint64
@@ -149,15 +162,16 @@ func (o *IMAPOptions) validate() error {
 		return fmt.Errorf("%w: Users = %d", ErrBadOption, o.Users)
 	case !numbersNames(o.UserFormat):
 		return fmt.Errorf("%w: UserFormat %q must turn a number into a distinct name", ErrBadOption, o.UserFormat)
-	case o.Workers < 0 || o.ServiceTime < 0 || o.SlowDelay < 0 || o.LoginCacheTTL < 0:
-		return fmt.Errorf("%w: negative Workers, ServiceTime, SlowDelay or LoginCacheTTL", ErrBadOption)
+	case o.Workers < 0 || o.ServiceTime < 0 || o.SlowDelay < 0 || o.LoginCacheTTL < 0 || o.LoginDelay < 0:
+		return fmt.Errorf("%w: negative Workers, ServiceTime, SlowDelay, LoginCacheTTL or LoginDelay", ErrBadOption)
 	case o.TLS && o.StartTLS:
 		return fmt.Errorf("%w: TLS and StartTLS together", ErrBadOption)
 	case o.BcryptCost < 0 || o.BcryptCost > 31:
 		return fmt.Errorf("%w: BcryptCost = %d, want 0–31", ErrBadOption, o.BcryptCost)
 	}
 	for name, f := range map[string]float64{"SlowFraction": o.SlowFraction,
-		"DropFraction": o.DropFraction, "NoFraction": o.NoFraction} {
+		"DropFraction": o.DropFraction, "NoFraction": o.NoFraction,
+		"RefuseSelect": o.RefuseSelect, "RefuseList": o.RefuseList} {
 		if !(f >= 0 && f <= 1) {
 			return fmt.Errorf("%w: %s = %v, want [0, 1]", ErrBadOption, name, f)
 		}

@@ -29,6 +29,9 @@ func (s *IMAP) newSession(conn *imapserver.Conn) (imapserver.Session, *imapserve
 // Login checks the password (bcrypt with cache, or plain), then opens the
 // user's mail store. Failures are NO [AUTHENTICATIONFAILED].
 func (ss *session) Login(username, password string) error {
+	if err := ss.c.pause(ss.s.opts.LoginDelay); err != nil {
+		return err
+	}
 	now := time.Now()
 	u, ok := ss.s.users[username]
 	if !ok || !ss.s.passwordOK(u, username, password, now) {

@@ -9,6 +9,14 @@ import (
 // NoFraction draw. LOGIN, LOGOUT, NOOP/CHECK (Poll), IDLE, CAPABILITY and
 // the implicit UNSELECT of a re-SELECT never fail on purpose.
 
+// orNext is err, or next's error when err is nil.
+func orNext(err error, next func() error) error {
+	if err != nil {
+		return err
+	}
+	return next()
+}
+
 // fault draws the NoFraction fault for one operation.
 func (ss *session) fault() error {
 	if !ss.s.faults.injectNo() {
@@ -18,8 +26,17 @@ func (ss *session) fault() error {
 	return errInjectedNo
 }
 
+// refused draws a Refuse… fault of fraction for one command.
+func (ss *session) refused(fraction float64) error {
+	if !ss.s.faults.draw(fraction) {
+		return nil
+	}
+	ss.s.stats.noReplies.Add(1)
+	return errInjectedNo
+}
+
 func (ss *session) Select(mailbox string, options *imap.SelectOptions) (*imap.SelectData, error) {
-	if err := ss.fault(); err != nil {
+	if err := orNext(ss.refused(ss.s.opts.RefuseSelect), ss.fault); err != nil {
 		return nil, err
 	}
 	return ss.UserSession.Select(mailbox, options)
@@ -61,7 +78,7 @@ func (ss *session) Unsubscribe(mailbox string) error {
 }
 
 func (ss *session) List(w *imapserver.ListWriter, ref string, patterns []string, options *imap.ListOptions) error {
-	if err := ss.fault(); err != nil {
+	if err := orNext(ss.refused(ss.s.opts.RefuseList), ss.fault); err != nil {
 		return err
 	}
 	return ss.UserSession.List(w, ref, patterns, options)

@@ -58,6 +58,9 @@ type SampleBatch struct {
 	Checks Checks `msgpack:"checks"`
 	// Health is the producer's own health during this batch.
 	Health Health `msgpack:"health"`
+	// Setup counts the sessions' set-up stages up to the end of the window
+	// (see SetupStage); only a final batch carries it (absent: none).
+	Setup SetupList `msgpack:"setup,omitempty"`
 }
 
 // Checks counts integrity checks: about one APPEND in ten is fetched back
@@ -199,6 +202,10 @@ type Health struct {
 	// measurement window that this batch covers (Held when the batch lies in
 	// the warm-up).
 	HeldMin uint32 `msgpack:"held_min,omitempty"`
+	// Local is true when the producer's target address is its own host's
+	// (loopback, or an address of one of its interfaces): the server under
+	// test competes with the producer for the same CPUs.
+	Local bool `msgpack:"local,omitempty"`
 	// HeldDrops counts held connections that broke (closed by the server,
 	// or failed a re-IDLE) during the measurement window in this batch.
 	HeldDrops uint64 `msgpack:"held_drops,omitempty"`

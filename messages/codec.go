@@ -97,6 +97,7 @@ func (b *SampleBatch) Validate() error {
 	}
 	b.Info.validate(bad)
 	b.Health.validate(bad)
+	validateSetup(b.Setup, bad)
 	if wrapped(b.Checks.Run, b.Checks.Failed, b.Checks.Unaddressable) || b.Checks.Failed > b.Checks.Run {
 		bad("checks: run %d, failed %d, unaddressable %d out of range", b.Checks.Run, b.Checks.Failed, b.Checks.Unaddressable)
 	}

@@ -102,6 +102,8 @@ func (r *StepResult) Validate() error {
 		return fmt.Errorf("%w: step %d: profile of %d bytes, at most %d", ErrInvalidResult, r.Step, len(r.Profile), maxProfileName)
 	case len(r.Script) > maxScriptText:
 		return fmt.Errorf("%w: step %d: script of %d bytes, at most %d", ErrInvalidResult, r.Step, len(r.Script), maxScriptText)
+	case setupError(r.Setup) != nil:
+		return fmt.Errorf("%w: step %d: %v", ErrInvalidResult, r.Step, setupError(r.Setup))
 	case r.Server != nil:
 		return r.Server.Validate()
 	}

@@ -29,8 +29,14 @@ func FuzzDecodeBatch(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	final := batchOf(f, 2)
+	final.Final, final.Setup = true, setupOf()
+	setup, err := messages.EncodeBatch(final)
+	if err != nil {
+		f.Fatal(err)
+	}
 	for _, seed := range [][]byte{
-		small, small[:len(small)/2], batch0, holding, marshal(f, rawBatch(f)),
+		small, small[:len(small)/2], batch0, holding, setup, marshal(f, rawBatch(f)), hostileSetup(f),
 		hostilePhases, hostileLatencies, hostileSketch, hostileString,
 	} {
 		f.Add(seed)

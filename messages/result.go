@@ -89,6 +89,10 @@ type StepResult struct {
 	ChecksDisabled string `json:"checks_disabled,omitempty"`
 	// Errors lists failures by (phase, kind), most frequent first.
 	Errors []ErrorGroup `json:"errors"`
+	// Setup is the sessions' set-up, stage by stage, summed over the
+	// producers' final batches (see SetupStage; Error is the kind most
+	// frequent at any one producer); absent from older producers.
+	Setup []SetupStage `json:"setup,omitempty"`
 	// PerProducer shows each producer beside the pool, never averaged into it.
 	PerProducer []ProducerBreakdown `json:"per_producer"`
 	// AverageP99Fallacy quantifies, per phase, how far the average of the
@@ -105,6 +109,12 @@ type StepResult struct {
 	// durations, the embedded server's workers; absent when no observer
 	// announced the step.
 	Server *ServerResult `json:"server,omitempty"`
+	// Caveats say what a step's figures carry that does not void it, each
+	// with what was seen and what to do: a step that delivered its target
+	// while its generator lagged held, but its latencies include that lag
+	// (code: the lag's cause); a step run after an overload measured a
+	// server that may not have recovered (CaveatAfterOverload).
+	Caveats []Reason `json:"caveats,omitempty"`
 	// Below says why a below step is below: the command rate, the held
 	// connections, or new connections failing (see package verdict).
 	Below string `json:"below,omitempty"`
@@ -291,6 +301,9 @@ type ProducerBreakdown struct {
 	Throttled float64 `json:"throttled,omitempty"`
 	// Stopped is true when the process was stopped (SIGSTOP) during the step.
 	Stopped bool `json:"stopped,omitempty"`
+	// Local is true when the producer's target was its own host (see
+	// Health.Local): the server under test shared its CPUs.
+	Local bool `json:"local,omitempty"`
 	// LagCause names why it fell behind, when Saturated: a Reason code
 	// (generator_saturated, host_overloaded or generator_stalled).
 	LagCause string `json:"lag_cause,omitempty"`
@@ -366,6 +379,10 @@ const (
 	RunInconclusive = "inconclusive"
 	// RunFailing: the server did not answer correctly (most commands failed).
 	RunFailing = "failing"
+	// RunNoneHeld: every valid step fell below, down to the lowest rate
+	// offered (the ramp's floor, --min): no rate the server sustains was
+	// found, so there is no bracket and no knee.
+	RunNoneHeld = "none_held"
 )
 
 // Reason codes: why a step is inconclusive (StepResult.Reasons).
@@ -392,6 +409,17 @@ const (
 	// nothing to address (empty mailboxes) and were never sent: the server
 	// was offered less than the target.
 	ReasonUnaddressable = "unaddressable"
+	// ReasonSetupUnanswered: the server served (almost) none of the
+	// scheduled commands because the sessions' set-up (connect, TLS,
+	// greeting, LOGIN, SELECT) was still unanswered when the window ended:
+	// the step could not measure the server's rate at all.
+	ReasonSetupUnanswered = "setup_unanswered"
+	// ReasonUnserved: the server served (almost) none of the scheduled
+	// commands and neither failures nor unanswered set-ups explain it.
+	ReasonUnserved = "unserved"
+	// ReasonNoneHeld: no valid step held, down to the lowest rate offered
+	// (RunReport reasons only).
+	ReasonNoneHeld = "none_held"
 	// ReasonNoResult: no result of the step arrived (RunReport reasons only).
 	ReasonNoResult = "no_result"
 )
@@ -423,7 +451,8 @@ type RunReport struct {
 	Kind string `json:"kind"`
 	// Run identifies the run.
 	Run string `json:"run"`
-	// Verdict is RunKnee, RunNoKnee, RunInconclusive or RunFailing.
+	// Verdict is RunKnee, RunNoKnee, RunNoneHeld, RunInconclusive or
+	// RunFailing.
 	Verdict string `json:"verdict"`
 	// Reasons say why the run is inconclusive or failing, and what to do.
 	Reasons []Reason `json:"reasons,omitempty"`

@@ -62,6 +62,9 @@ var (
 	// errNoFreeAccount means every account already has SessionsPerAccount
 	// sessions; the producer caps Sessions so that it does not happen.
 	errNoFreeAccount = errors.New(messages.GeneratorKind + "no account with a free session slot")
+	// errSetupCut is a set-up step cut short because the measurement
+	// window ended (see sessionEnv.endWindow): not the server's failure.
+	errSetupCut = errors.New(messages.GeneratorKind + "set-up cut: the window ended")
 	// errNotSelected is a FETCH or STORE not sent because the session had no
 	// mailbox selected and selecting INBOX again failed (that SELECT is
 	// recorded, as the server's error, in phase select).

@@ -198,6 +198,9 @@ func newCutter(rec *recorder.Recorder, env *sessionEnv, host *hostWatch) *cutter
 func (c *cutter) cut(now time.Time, final bool) *messages.SampleBatch {
 	to := max(c.tl.offset(now), c.from)
 	b := c.rec.Cut(c.from, to, final, c.health(now))
+	if final {
+		b.Setup = c.env.setups.result()
+	}
 	c.from = to
 	return b
 }
@@ -215,5 +218,6 @@ func (c *cutter) health(now time.Time) messages.Health {
 		CPU: c.cpu.read(), CPULimit: float64(runtime.GOMAXPROCS(0)),
 		Sessions: uint32(max(c.env.open.Load(), 0)),
 		RunDelay: hs.runDelay, Pressure: hs.pressure, Throttled: hs.throttled, Stopped: stopped,
+		Local: c.env.cfg.local,
 	}
 }

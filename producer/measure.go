@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"context"
 	"crypto/tls"
 	"log/slog"
 	"net"
@@ -33,6 +34,11 @@ type sessionEnv struct {
 	scripted bool         // each job is a whole session of the step's script
 	open     atomic.Int32 // connected sessions
 	held     heldCount    // held IDLE connections (hold.go)
+	setups   setupTrack   // the sessions' set-up stages (setup.go)
+	// win ends with the measurement window (endWindow): a set-up still
+	// waiting then is cut, as it can serve nothing the step measures.
+	win    context.Context
+	endWin context.CancelFunc
 	// fetchTarget is the step's messages.FetchRandom or FetchRecent.
 	fetchTarget string
 	finished    chan struct{} // closed when the dispatcher has stopped and closed the queue
@@ -41,7 +47,10 @@ type sessionEnv struct {
 // newSessionEnv returns the environment of one step, whose first errors of
 // each kind go to log.
 func newSessionEnv(cfg *config, tl timeline, rec *recorder.Recorder, log *slog.Logger, seed uint64) *sessionEnv {
+	win, endWin := context.WithCancel(context.Background())
 	return &sessionEnv{
+		win:         win,
+		endWin:      endWin,
 		cfg:         cfg,
 		tlsConf:     cfg.clientTLS(),
 		tl:          tl,
@@ -82,6 +91,37 @@ func (e *sessionEnv) unscheduled(p messages.Phase, ref, start, end time.Time, er
 	case in:
 		e.rec.Record(p, end.Sub(start), end.Sub(start))
 	}
+}
+
+// endWindow keeps the set-up counts as the window ends and cuts the
+// set-ups still waiting (their sessions disconnect): they would otherwise
+// hold the step's final batch for up to an operation timeout.
+func (e *sessionEnv) endWindow() {
+	e.setups.endWindow()
+	e.endWin()
+}
+
+// inStage runs op as one attempt of set-up stage, counted in the step's
+// set-up; with ctx ended when op fails (the step was stopped), uncounted.
+// ctx may be nil: never ended. If the window ends first, abort is called
+// to make op return, and its error is errSetupCut.
+func (e *sessionEnv) inStage(ctx context.Context, stage int, abort func(), op func() error) error {
+	e.setups.begin(stage)
+	stop := context.AfterFunc(e.win, abort)
+	err := op()
+	if !stop() && err != nil {
+		err = errSetupCut
+	}
+	switch {
+	case err == nil:
+		e.setups.end(stage, "")
+	case ctx != nil && ctx.Err() != nil:
+		e.setups.cancel(stage)
+	default:
+		kind, _ := e.rec.Describe(err)
+		e.setups.end(stage, kind)
+	}
+	return err
 }
 
 // setup records a set-up operation of a scripted session (its dial) if

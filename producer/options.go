@@ -113,7 +113,8 @@ type config struct {
 	Options
 	mix       mix
 	localAddr net.Addr
-	sessions  int // effective: capped by the account pool
+	local     bool // Addr is this host's own (see localTarget)
+	sessions  int  // effective: capped by the account pool
 	secrets   []string
 }
 
@@ -131,6 +132,7 @@ func (o *Options) config() (*config, error) {
 		return nil, err
 	}
 	c.mix = m
+	c.local = localTarget(c.Addr)
 	c.sessions = min(c.Sessions, len(c.Accounts)*c.SessionsPerAccount)
 	c.secrets = passwords(c.Accounts)
 	return &c, nil

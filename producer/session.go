@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"math/rand/v2"
 	"net"
 	"sync/atomic"
@@ -166,8 +167,8 @@ func (s *session) dialStep(ctx context.Context, idx int, intended time.Time) err
 		intended = start
 	}
 	c, tlsTime, err := s.dial(ctx, s.clientOptions())
-	if err != nil && ctx.Err() != nil {
-		return err // the step was stopped, not the server
+	if err != nil && (ctx.Err() != nil || errors.Is(err, errSetupCut)) {
+		return err // the step was stopped, or its window ended: not the server
 	}
 	s.env.setup(messages.Dial, intended, start, time.Now(), err)
 	if err != nil {
@@ -181,10 +182,23 @@ func (s *session) dialStep(ctx context.Context, idx int, intended time.Time) err
 	return nil
 }
 
+// setupStep runs op, a set-up command of phase p, within the operation
+// timeout; LOGIN and SELECT are also counted as set-up stages.
 func (s *session) setupStep(p messages.Phase, op func() error) error {
 	start := time.Now()
-	err := s.guard(s.env.cfg.OpTimeout, op)
-	s.env.unscheduled(p, start, start, time.Now(), err)
+	guarded := func() error { return s.guard(s.env.cfg.OpTimeout, op) }
+	var err error
+	switch c := s.c; p {
+	case messages.Login:
+		err = s.env.inStage(nil, stageLogin, func() { c.Close() }, guarded)
+	case messages.Select:
+		err = s.env.inStage(nil, stageSelect, func() { c.Close() }, guarded)
+	default:
+		err = guarded()
+	}
+	if !errors.Is(err, errSetupCut) {
+		s.env.unscheduled(p, start, start, time.Now(), err)
+	}
 	return err
 }
 
@@ -192,25 +206,45 @@ func (s *session) setupStep(p messages.Phase, op func() error) error {
 // server greeting, each within the operation timeout. The client gets opts.
 func (s *session) dial(ctx context.Context, opts *imapclient.Options) (*imapclient.Client, time.Duration, error) {
 	d := net.Dialer{Timeout: s.env.cfg.OpTimeout, LocalAddr: s.env.cfg.localAddr, KeepAlive: -1} // sessions are short; skip keep-alive set-up
-	conn, err := d.DialContext(ctx, "tcp", s.env.cfg.Addr)
+	var conn net.Conn
+	dctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	err := s.env.inStage(ctx, stageConnect, cancel, func() (err error) {
+		conn, err = d.DialContext(dctx, "tcp", s.env.cfg.Addr)
+		return err
+	})
 	if err != nil {
 		return nil, 0, err
 	}
 	if s.env.cfg.StartTLS {
-		return s.startTLS(conn, opts)
+		return s.startTLS(ctx, conn, opts)
 	}
 	var tlsTime time.Duration
 	if s.env.tlsConf != nil {
-		if conn, tlsTime, err = s.handshake(ctx, conn); err != nil {
+		raw := conn
+		err := s.env.inStage(ctx, stageTLS, func() { raw.Close() }, func() (err error) {
+			conn, tlsTime, err = s.handshake(ctx, raw)
+			return err
+		})
+		if err != nil {
 			return nil, 0, err
 		}
 	}
 	c := imapclient.New(guardedConn{conn}, opts)
-	if err := opguard.Run(c, s.env.cfg.OpTimeout, c.WaitGreeting); err != nil {
-		c.Close()
+	if err := s.greeting(ctx, c); err != nil {
 		return nil, 0, err
 	}
 	return c, tlsTime, nil
+}
+
+// greeting waits for the server's greeting on c (set-up stage greeting),
+// within the operation timeout; on failure c is closed.
+func (s *session) greeting(ctx context.Context, c *imapclient.Client) error {
+	err := s.env.inStage(ctx, stageGreeting, func() { c.Close() }, func() error { return opguard.Run(c, s.env.cfg.OpTimeout, c.WaitGreeting) })
+	if err != nil {
+		c.Close()
+	}
+	return err
 }
 
 // clientOptions track the INBOX message count from unilateral responses
@@ -232,21 +266,22 @@ func (s *session) clientOptions() *imapclient.Options {
 // within the operation timeout; go-imap reads the greeting first. The TLS
 // time it returns covers the STARTTLS exchange and the handshake, which
 // go-imap does as one call.
-func (s *session) startTLS(conn net.Conn, opts *imapclient.Options) (*imapclient.Client, time.Duration, error) {
+func (s *session) startTLS(ctx context.Context, conn net.Conn, opts *imapclient.Options) (*imapclient.Client, time.Duration, error) {
 	opts.TLSConfig = s.env.tlsConf
 	start := time.Now()
 	var c *imapclient.Client
-	err := opguard.Run(conn, s.env.cfg.OpTimeout, func() (err error) {
-		c, err = imapclient.NewStartTLS(guardedConn{conn}, opts)
-		return err
+	err := s.env.inStage(ctx, stageTLS, func() { conn.Close() }, func() error {
+		return opguard.Run(conn, s.env.cfg.OpTimeout, func() (err error) {
+			c, err = imapclient.NewStartTLS(guardedConn{conn}, opts)
+			return err
+		})
 	})
 	if err != nil {
 		conn.Close()
 		return nil, 0, err
 	}
 	tlsTime := time.Since(start)
-	if err := opguard.Run(c, s.env.cfg.OpTimeout, c.WaitGreeting); err != nil {
-		c.Close()
+	if err := s.greeting(ctx, c); err != nil {
 		return nil, 0, err
 	}
 	return c, tlsTime, nil

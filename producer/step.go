@@ -107,6 +107,7 @@ func (st *stepRun) offer(ctx context.Context, cut *cutter, out chan<- *messages.
 	flusher.Go(func() { st.flush(cut, out, flushStop) })
 	st.dispatcher(queue).run(ctx)
 	st.env.held.endWindow()
+	st.env.endWindow()
 	stopHold() // held connections log out while the sessions drain
 	// Queued and in-flight commands get one operation timeout to finish;
 	// after an abort, only those in flight do.

@@ -33,6 +33,15 @@ type Options struct {
 	// ResultWait is how long past warm-up + duration a result may take
 	// (default 60s: the aggregator's own timeout plus margin).
 	ResultWait time.Duration
+	// Cooldown is how long the ramp offers no load before a step that
+	// follows an overloaded one at a lower rate (Decision.Cooldown): the
+	// downward search, the re-offer before a bisection, a midpoint after a
+	// midpoint below. 0 means the template's window (one step's length); a
+	// negative value, none.
+	Cooldown time.Duration
+	// OnCooldown is called before each cool-down, with the step it precedes
+	// (its number and rate) and the decision that asked for it.
+	OnCooldown func(step int, d Decision, wait time.Duration)
 	// FirstStep is the number of the first step (default 1); later steps
 	// follow it.
 	FirstStep int
@@ -105,16 +114,43 @@ func (c *Controller) Run(ctx context.Context) ([]messages.StepResult, error) {
 	defer stop()
 	var done []messages.StepResult
 	for {
-		rate, conns, stop := c.opts.Plan.NextStep(done)
-		if stop != "" {
-			c.stopped = stop
+		d := c.opts.Plan.Decide(done)
+		if d.Stop != "" {
+			c.stopped = d.Stop
 			return done, nil
 		}
-		res, err := c.step(ctx, js, rate, conns, results)
+		if err := c.coolDown(ctx, d); err != nil {
+			return done, err
+		}
+		res, err := c.step(ctx, js, d.Rate, d.Conns, results)
 		if err != nil {
 			return done, err
 		}
 		done = append(done, res)
+	}
+}
+
+// coolDown waits, offering no load, before a step the plan asked to cool
+// down for (see Options.Cooldown).
+func (c *Controller) coolDown(ctx context.Context, d Decision) error {
+	wait := c.opts.Cooldown
+	if wait == 0 {
+		wait = c.opts.Template.Duration.D()
+	}
+	if !d.Cooldown || wait <= 0 {
+		return nil
+	}
+	if c.opts.OnCooldown != nil {
+		c.opts.OnCooldown(c.stepNo+1, d, wait)
+	}
+	c.log.Info("ramp: cooling down before the next step", "step", c.stepNo+1, "kind", d.Kind, "wait", wait)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

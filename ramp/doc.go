@@ -7,7 +7,13 @@
 // follow an explicit list) until the knee — the first valid step whose
 // delivered/target ratio falls below the threshold — plus AfterKnee more
 // steps; with Refine > 0 it then bisects between the highest rate that held
-// and the lowest that fell below, never offering a rate twice. It stops
+// and the lowest that fell below, never offering a midpoint twice. When the
+// first step already falls below, it steps down instead (divided by the
+// factor, never under Min) until a step holds, so that a run ends with a
+// bracket or says that no rate down to Min held. Before the bisection that
+// follows an overload it re-offers the highest rate that held, and bisects
+// only when that holds again; a step that follows one below at a lower
+// rate is preceded by a cool-down at no load (Options.Cooldown). It stops
 // safely: at the first inconclusive step (saying why), at Max, after
 // MaxSteps, and never beyond MaxJump (8) times the highest rate that held.
 // Impossible settings are refused by Plan.Validate before anything is sent.

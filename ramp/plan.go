@@ -16,6 +16,9 @@ const (
 	DefaultFactor   = 2
 	DefaultMaxSteps = 12
 	DefaultMaxJump  = 8
+	// DefaultMin is the floor of the downward search, commands/s: a server
+	// that cannot sustain one command a second is broken, not loaded.
+	DefaultMin = 1
 )
 
 // Plan decides offered rates. It is a pure function of the results so far,
@@ -29,6 +32,11 @@ type Plan struct {
 	Factor float64
 	// Max is the highest rate to offer; 0 means no maximum.
 	Max float64
+	// Min is the floor of the downward search: when the first step falls
+	// below, the plan divides the lowest rate offered by Factor, never
+	// under Min, until a step holds; 0 means DefaultMin (or the first
+	// rate, when that is lower).
+	Min float64
 	// MaxSteps bounds the number of steps; 0 means DefaultMaxSteps.
 	MaxSteps int
 	// MaxJump bounds the next rate to this many times the highest rate that
@@ -79,6 +87,10 @@ func (p Plan) Validate() error {
 	check(p.AfterKnee >= 0, "after-knee %d: want ≥ 0", p.AfterKnee)
 	check(p.Refine >= 0, "refine %d: want ≥ 0", p.Refine)
 	check(p.Max >= 0, "max %v: want ≥ 0", p.Max)
+	check(p.Min >= 0 && p.Min <= messages.MaxRate, "min %v: want ≥ 0 (0: default %g/s)", p.Min, float64(DefaultMin))
+	if first := p.firstRate(); p.Min > 0 && first > 0 {
+		check(p.Min <= first, "min %v: want ≤ the first rate %v (the floor of the downward search)", p.Min, first)
+	}
 	if len(bad) == 0 {
 		return nil
 	}
@@ -96,30 +108,26 @@ func (p Plan) validateConnections(check func(bool, string, ...any)) {
 	}
 }
 
-// NextStep is Next for either kind of plan: the rate of the next step and,
-// for a connection ramp, the connections it holds.
+// NextStep is Decide without the cool-down: the rate of the next step
+// and, for a connection ramp, the connections it holds.
 func (p Plan) NextStep(done []messages.StepResult) (rate float64, conns int, stop string) {
-	if len(p.Connections) == 0 {
-		rate, stop = p.Next(done)
-		return rate, 0, stop
-	}
-	if len(done) >= p.maxSteps() {
-		return 0, 0, fmt.Sprintf("ran the most steps allowed (%d)", p.maxSteps())
-	}
-	if n := len(done); n > 0 && p.verdict(done[n-1]) == messages.VerdictInconclusive {
-		return 0, 0, fmt.Sprintf("step %d at %.0f/s was inconclusive (%s)", done[n-1].Step, done[n-1].TargetRate, codes(done[n-1]))
-	}
+	d := p.Decide(done)
+	return d.Rate, d.Conns, d.Stop
+}
+
+// nextConnections is Decide for a connection ramp.
+func (p Plan) nextConnections(done []messages.StepResult) Decision {
 	end := min(len(p.Connections), p.maxSteps())
 	if k := p.firstKnee(done); k >= 0 {
 		end = min(end, k+1+p.AfterKnee)
 		if len(done) >= end {
-			return 0, 0, "the knee was found"
+			return Decision{Stop: "the knee was found"}
 		}
 	}
 	if len(done) >= end {
-		return 0, 0, "every step held; the plan's connections are done"
+		return Decision{Stop: "every step held; the plan's connections are done"}
 	}
-	return p.Rate, p.Connections[len(done)], ""
+	return Decision{Rate: p.Rate, Conns: p.Connections[len(done)], Kind: KindRamp}
 }
 
 func (p Plan) factor() float64 {
@@ -146,29 +154,29 @@ func (p Plan) maxJump() float64 {
 // Next returns the rate of the next step given the results so far, in the
 // order they ran; when the run is over it returns 0 and why it stopped.
 func (p Plan) Next(done []messages.StepResult) (rate float64, stop string) {
-	if len(done) >= p.maxSteps() {
-		return 0, fmt.Sprintf("ran the most steps allowed (%d)", p.maxSteps())
-	}
-	if n := len(done); n > 0 && p.verdict(done[n-1]) == messages.VerdictInconclusive {
-		return 0, fmt.Sprintf("step %d at %.0f/s was inconclusive (%s)", done[n-1].Step, done[n-1].TargetRate, codes(done[n-1]))
-	}
+	d := p.Decide(done)
+	return d.Rate, d.Stop
+}
+
+// nextRate is Decide for a rate ramp whose first step held: up by the
+// factor to the knee and AfterKnee steps past it, then the refinement.
+func (p Plan) nextRate(done []messages.StepResult) Decision {
 	k := p.firstKnee(done)
 	rampEnd := p.rampLen()
 	if k >= 0 {
 		rampEnd = min(rampEnd, k+1+p.AfterKnee)
 	}
 	if len(done) < rampEnd {
-		return p.capped(done, p.rampRate(len(done)))
+		rate, stop := p.capped(done, p.rampRate(len(done)))
+		return Decision{Rate: rate, Stop: stop, Kind: KindRamp}
 	}
 	switch {
 	case k < 0 && p.Max > 0 && len(p.Rates) == 0:
-		return 0, fmt.Sprintf("every step held up to the maximum (%.0f/s)", p.Max)
+		return Decision{Stop: fmt.Sprintf("every step held up to the maximum (%.0f/s)", p.Max)}
 	case k < 0:
-		return 0, "every step held; the plan's rates are done"
-	case len(done)-rampEnd >= p.Refine:
-		return 0, "the knee was found"
+		return Decision{Stop: "every step held; the plan's rates are done"}
 	}
-	return p.bisect(done)
+	return p.refine(done, rampEnd)
 }
 
 // capped returns rate, or stops when it is more than MaxJump times the

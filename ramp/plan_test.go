@@ -73,11 +73,15 @@ func TestPlanNext(t *testing.T) {
 		{"no knee below the maximum", Plan{Start: 100, Max: 450}, capacity(1e6), []float64{100, 200, 400}, "maximum (450/s)"},
 		{"max steps", Plan{Start: 1, MaxSteps: 3}, capacity(1e6), []float64{1, 2, 4}, "most steps allowed (3)"},
 		{"explicit rates cut at the knee", Plan{Rates: []float64{10, 20, 30, 40, 50}}, capacity(25), []float64{10, 20, 30}, "knee"},
-		{"knee at the first step", Plan{Start: 1000, AfterKnee: 1}, capacity(100), []float64{1000, 2000}, "knee"},
-		{"refine bisects between held and knee", Plan{Start: 100, Refine: 2}, capacity(500), []float64{100, 200, 400, 800, 600, 500}, "knee"},
+		{"a first step below steps down until one holds", Plan{Start: 1000, AfterKnee: 1}, capacity(100), []float64{1000, 500, 250, 125, 62.5}, "knee"},
+		{"the downward search bisects its bracket", Plan{Start: 1000, Refine: 1}, capacity(100), []float64{1000, 500, 250, 125, 62.5, 93.75}, "knee"},
+		{"no rate down to the floor", Plan{Start: 100, Min: 10}, capacity(1), []float64{100, 50, 25, 12.5, 10}, "no rate held down to the floor (--min 10/s): step 5 at 10/s fell below too"},
+		{"the default floor is one per second", Plan{Start: 4}, capacity(0.1), []float64{4, 2, 1}, "floor (--min 1/s)"},
+		{"a first rate under the default floor is its own", Plan{Rates: []float64{0.5}}, capacity(0.1), []float64{0.5}, "floor (--min 0.5/s)"},
+		{"refine re-offers the last held rate, then bisects", Plan{Start: 100, Refine: 2}, capacity(500), []float64{100, 200, 400, 800, 400, 600, 500}, "knee"},
 		{"an inconclusive step stops the ramp", Plan{Start: 100}, at(500, 200, messages.ReasonHostOverloaded), []float64{100, 200}, "step 2 at 200/s was inconclusive (host_overloaded)"},
 		{"an inconclusive step past the knee stops it too", Plan{Start: 100, AfterKnee: 3}, at(300, 800, messages.ReasonIncomplete), []float64{100, 200, 400, 800}, "inconclusive (incomplete)"},
-		{"an inconclusive midpoint ends the refinement", Plan{Start: 100, Refine: 3}, at(500, 600, messages.ReasonGeneratorSaturated), []float64{100, 200, 400, 800, 600}, "step 5 at 600/s was inconclusive (generator_saturated)"},
+		{"an inconclusive midpoint ends the refinement", Plan{Start: 100, Refine: 3}, at(500, 600, messages.ReasonGeneratorSaturated), []float64{100, 200, 400, 800, 400, 600}, "step 6 at 600/s was inconclusive (generator_saturated)"},
 		{"never more than 8× the highest rate that held", Plan{Rates: []float64{100, 200, 10000}}, capacity(1e6), []float64{100, 200}, "more than 8× the highest that held (200/s)"},
 		{"a larger jump when asked", Plan{Rates: []float64{100, 200, 10000}, MaxJump: 100}, capacity(1e6), []float64{100, 200, 10000}, "rates are done"},
 	}
@@ -100,13 +104,13 @@ func TestPlanNext(t *testing.T) {
 func TestPlanBisectNeverRepeats(t *testing.T) {
 	p := Plan{Rates: []float64{400, 800}, Refine: 5}
 	done := []messages.StepResult{
-		result(1, 400, 1, ""), result(2, 800, 0.5, ""),
-		result(3, 600, 0.5, messages.ReasonHostOverloaded), result(4, 200, 1, ""),
+		result(1, 400, 1, ""), result(2, 800, 0.5, ""), result(3, 400, 1, ""),
+		result(4, 600, 0.5, messages.ReasonHostOverloaded), result(5, 200, 1, ""),
 	}
-	if rate, stop := p.Next(done); rate != 0 || !strings.Contains(stop, "600/s was measured already (step 3)") {
-		t.Errorf("Plan.Next = %v, %q, want a stop naming step 3", rate, stop)
+	if rate, stop := p.Next(done); rate != 0 || !strings.Contains(stop, "600/s was measured already (step 4)") {
+		t.Errorf("Plan.Next = %v, %q, want a stop naming step 4", rate, stop)
 	}
-	close := []messages.StepResult{result(1, 400, 1, ""), result(2, 800, 0.5, ""), result(3, 790, 0.5, ""), result(4, 785, 1, "")}
+	close := []messages.StepResult{result(1, 400, 1, ""), result(2, 800, 0.5, ""), result(3, 400, 1, ""), result(4, 790, 0.5, ""), result(5, 785, 1, "")}
 	if rate, stop := p.Next(close); rate != 0 || !strings.Contains(stop, "within 2%") {
 		t.Errorf("Plan.Next = %v, %q, want a stop within 2%%", rate, stop)
 	}
@@ -132,6 +136,8 @@ func TestPlanValidate(t *testing.T) {
 		{"negative max steps", Plan{Start: 1, MaxSteps: -1}, "max steps -1"},
 		{"max jump of one", Plan{Start: 1, MaxJump: 1}, "max jump 1"},
 		{"a zero rate", Plan{Rates: []float64{1, 0}}, "rate 0"},
+		{"a floor above the start", Plan{Start: 100, Min: 200}, "min 200"},
+		{"a negative floor", Plan{Start: 100, Min: -1}, "min -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

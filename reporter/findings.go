@@ -27,6 +27,7 @@ const topErrors = 3
 func findings(steps []messages.StepResult, knee *messages.Knee, threshold float64) []string {
 	ok := conclusive(steps)
 	out := kneeFindings(steps, ok, knee, threshold)
+	out = append(out, overloadFindings(steps, threshold)...)
 	out = append(out, serverFindings(steps, ok, knee, threshold)...)
 	out = append(out, rejectedFindings(steps)...)
 	for i := range ok {
@@ -80,11 +81,7 @@ func kneeFindings(steps, ok []messages.StepResult, knee *messages.Knee, threshol
 	case knee == nil:
 		return noKneeFindings(steps, valid, threshold)
 	}
-	var out []string
-	if valid[0].Step == knee.Step {
-		out = append(out, fmt.Sprintf("the knee is the first valid step (step %d, %s/s): start the ramp lower to find a rate the server sustains", knee.Step, rate(knee.Rate)))
-	}
-	out = append(out, recoveryFindings(valid, knee, threshold)...)
+	out := recoveryFindings(valid, knee, threshold)
 	return append(out, kneeErrors(ok, knee.Step)...)
 }
 

@@ -22,7 +22,7 @@ import (
 func Build(run string, steps []messages.StepResult, threshold float64, now time.Time) messages.RunReport {
 	threshold = thresholdOrDefault(threshold)
 	sorted := stamped(latestPerStep(steps), threshold)
-	knee, lastHeld, invalid := verdict.Knee(sorted, threshold)
+	knee, lastHeld, invalid := verdict.Bracket(sorted, threshold)
 	r := messages.RunReport{
 		Kind:      messages.KindRunReport,
 		Run:       run,

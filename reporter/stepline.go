@@ -39,6 +39,12 @@ func (t told) stepLine(r *messages.StepResult) string {
 			b.WriteString("\n    what to do: " + t.whatToDo(x.Remedy, r.Step))
 		}
 	}
+	for _, x := range r.Caveats {
+		fmt.Fprintf(&b, "\n    caveat %s: %s", x.Code, x.Detail)
+		if x.Remedy != "" {
+			b.WriteString("\n    what to do: " + t.whatToDo(x.Remedy, r.Step))
+		}
+	}
 	return b.String()
 }
 

@@ -218,6 +218,9 @@ func stepNotes(s *messages.StepResult, said told) []string {
 			notes = append(notes, "inconclusive: "+said.reason(rs, s.Step))
 		}
 	}
+	for _, c := range s.Caveats {
+		notes = append(notes, "caveat: "+said.reason(c, s.Step))
+	}
 	if c := s.Connections; c != nil {
 		notes = append(notes, connectionsText(c))
 		if s.Below != "" {

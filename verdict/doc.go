@@ -13,6 +13,13 @@
 // A step is inconclusive when it did not measure the server as asked; each
 // reason has a code (messages.Reason…):
 //
+// A producer's lag (the three reasons below) voids only a step that fell
+// short of its target: a step that delivered its target held, since the
+// server served the rate whatever the generator's delay, and the lag is a
+// caveat on its latencies (StepResult.Caveats), which carry it. When the
+// lagging producer's target is its own host, the reason says so and its
+// remedy is one that can be followed on that host.
+//
 //   - generator_saturated: a producer fell behind its schedule while using
 //     (nearly) all the CPU it may use.
 //   - host_overloaded: a producer fell behind because it waited for a CPU (its
@@ -29,6 +36,14 @@
 //     the target rate.
 //   - unaddressable: more than 2% of the scheduled commands had nothing to
 //     address (an empty INBOX) and were never sent.
+//   - setup_unanswered: the server served under ServedShare (10%) of the
+//     scheduled commands, and the first set-up stage most sessions did not
+//     pass (connect, tls, greeting, login, select) was still unanswered
+//     when the window ended: the detail names the stage and what it may
+//     mean. (When that stage's attempts failed instead, the step is
+//     failing, with the stage and its top error.)
+//   - unserved: the server served under ServedShare of the scheduled
+//     commands with every set-up passed and no failing share of errors.
 //   - failing: more than half of the commands the server was sent failed
 //     (refused, TLS, authentication, NO/BAD), errors imapload itself caused
 //     left out — unless the step held IDLE connections: a server that kept
@@ -39,4 +54,15 @@
 // fewer than threshold × those offered were held through the window, or when
 // more than HoldFailShare of its new ones failed; Below says which. Only held
 // and below steps can be the knee or the last held step.
+//
+// # Run verdicts
+//
+// Conclude sums the steps up: knee (a step below with one that held under
+// it: the bracket), no_knee (every valid step held), none_held (every
+// valid step fell below, down to the lowest rate offered: Bracket gives no
+// knee without a held step), failing, or inconclusive; ExitCode maps them
+// to the exit codes. A step that re-offered a rate that had held, after a
+// step at a higher rate fell below (Rechecks: the ramp's check that the
+// server recovered before it bisects), is neither the knee nor the last
+// held step: the bracket is the one measured before the overload.
 package verdict

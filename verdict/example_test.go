@@ -7,8 +7,9 @@ import (
 	"github.com/imapload/imapload/verdict"
 )
 
-// A ramp whose producers' host was busy at 800 and 1600/s: the knee is
-// somewhere from 800/s up to 3200/s, the first step that was measured below.
+// A ramp whose producers' host was busy at 800 and 1600/s, where they fell
+// short of the target: the knee is somewhere from 800/s up to 3200/s, the
+// first step that was measured below.
 func ExampleKnee() {
 	busy := messages.ProducerBreakdown{Producer: "p1", Saturated: true, LagCause: messages.ReasonHostOverloaded, LagP99: 180, CPU: 0.3, CPULimit: 2, RunDelay: 0.35}
 	var steps []messages.StepResult
@@ -20,6 +21,7 @@ func ExampleKnee() {
 		switch rate {
 		case 800, 1600:
 			s.GeneratorSaturated, s.PerProducer = true, []messages.ProducerBreakdown{busy}
+			s.DeliveredRate, s.Ratio = 0.8*rate, 0.8
 		case 3200:
 			s.DeliveredRate, s.Ratio = 2100, 2100.0/3200
 		}

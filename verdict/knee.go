@@ -20,14 +20,22 @@ import (
 // lastHeld is the last valid step before the knee that held (with no knee,
 // the last valid step that held); nil if none.
 //
+// A re-offer after an overload (Rechecks) is neither: the bracket is the
+// one measured before the overload.
+//
 // The knee is the FIRST dip, even when a later step recovers: a server that
 // once fell behind at an offered rate cannot be trusted at it, and "first
 // step below the threshold" is a rule two runs can be compared by.
 func Knee(steps []messages.StepResult, threshold float64) (knee *messages.Knee, lastHeld *messages.StepRef, invalid []int) {
 	threshold = Threshold(threshold)
+	rechecks := map[int]bool{}
+	for _, rc := range Rechecks(inStepOrder(steps), threshold) {
+		rechecks[rc.Step] = true
+	}
 	var pending []*messages.StepResult // inconclusive since the last held step
 	for _, s := range ByRate(steps) {
 		switch v := Of(*s, threshold); {
+		case rechecks[s.Step]:
 		case v == messages.VerdictInconclusive:
 			invalid = append(invalid, s.Step)
 			if knee == nil {
@@ -41,6 +49,18 @@ func Knee(steps []messages.StepResult, threshold float64) (knee *messages.Knee, 
 		}
 	}
 	slices.Sort(invalid)
+	return knee, lastHeld, invalid
+}
+
+// Bracket is Knee for a run's report: a knee needs a step that held under
+// it, so a run whose valid steps all fell below has none (Conclude makes it
+// RunNoneHeld, naming the lowest of them), never "a knee at the first
+// step, last held: none".
+func Bracket(steps []messages.StepResult, threshold float64) (knee *messages.Knee, lastHeld *messages.StepRef, invalid []int) {
+	knee, lastHeld, invalid = Knee(steps, threshold)
+	if lastHeld == nil {
+		knee = nil
+	}
 	return knee, lastHeld, invalid
 }
 
@@ -84,3 +104,15 @@ func offeredConns(s *messages.StepResult) int {
 	}
 	return s.Connections.Offered
 }
+
+// inStepOrder is steps sorted by step number (a copy when they are not).
+func inStepOrder(steps []messages.StepResult) []messages.StepResult {
+	if slices.IsSortedFunc(steps, byStep) {
+		return steps
+	}
+	out := slices.Clone(steps)
+	slices.SortStableFunc(out, byStep)
+	return out
+}
+
+func byStep(a, b messages.StepResult) int { return cmp.Compare(a.Step, b.Step) }

@@ -83,7 +83,7 @@ func TestKnee(t *testing.T) {
 			wantHeld: 1},
 		{name: "an inconclusive step is never the knee nor the last held",
 			steps: []messages.StepResult{held(1, 100), unsure(2, 200),
-				stamp(with(clean(3, 400, 1), lagging("p1", messages.ReasonGeneratorSaturated)))},
+				stamp(with(clean(3, 400, 0.5), lagging("p1", messages.ReasonGeneratorSaturated)))},
 			wantHeld: 1, wantInvalid: []int{2, 3}},
 		{name: "only inconclusive steps",
 			steps:       []messages.StepResult{unsure(2, 200), unsure(1, 100)},

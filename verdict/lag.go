@@ -95,6 +95,22 @@ func evidence(p messages.ProducerBreakdown) string {
 	return s
 }
 
+// localRemedy is what to do about a lagging producer whose server under
+// test shares its host: what can be done on that one host comes first.
+const localRemedy = "on this one host, give the producers less to do or more time: fewer local sessions (--sessions), longer steps (--step-duration 30s, so a short stall weighs less), or split the CPUs between the producers (--procs, fewer than the cores) and the server (pin it to the others with taskset or cpuset); or run the producers on another host, then rerun"
+
+// localProducers lists the lagging producers of r whose target was their
+// own host.
+func localProducers(r messages.StepResult) []string {
+	var out []string
+	for _, p := range r.PerProducer {
+		if p.Saturated && p.Local {
+			out = append(out, p.Producer)
+		}
+	}
+	return out
+}
+
 // Remedy is what to do about a reason.
 func Remedy(code string) string {
 	switch code {
@@ -114,6 +130,12 @@ func Remedy(code string) string {
 		return "the server is not answering correctly: check the address and port, --tls and --tls-ca, and the accounts' user names and passwords"
 	case messages.ReasonUnaddressable:
 		return "fill the accounts before the run (imapload seed --messages 1000 …), or offer commands that need no message (list, select, append, noop), then rerun"
+	case messages.ReasonSetupUnanswered:
+		return setupRemedy
+	case messages.ReasonUnserved:
+		return unservedRemedy
+	case messages.ReasonNoneHeld:
+		return "the server sustained none of the rates offered: check what it is short of at the lowest step (its errors, its CPU, its backend), or lower --min to search further down"
 	case messages.ReasonNoResult:
 		return "start an aggregator (imapload aggregator) on the same NATS and check its log"
 	}

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/imapload/imapload/messages"
 )
@@ -14,6 +15,7 @@ const (
 	ExitFailing      = 3 // the server is not answering correctly: most commands failed
 	ExitInconclusive = 4 // the run stopped at a step that could not be measured, before any knee
 	ExitThreshold    = 5 // a verdict was reached but a threshold (--expect-knee-above, --max-p99, --max-error-rate) failed
+	ExitNoneHeld     = 6 // every valid step fell below, down to the lowest rate offered (--min): no rate the server sustains was found
 )
 
 // topErrorKinds is how many error kinds a failing run lists.
@@ -22,8 +24,9 @@ const topErrorKinds = 5
 // Conclude sets r's Verdict, Reasons and TopErrors from its stamped Steps,
 // its Knee and LastHeld: a knee found wins; otherwise, among the steps above
 // the last held rate, the first failing step makes the run failing and the
-// first other inconclusive step makes it inconclusive; a run with neither has
-// no knee. An inconclusive step at or under a rate that held (a step re-issued
+// first other inconclusive step makes it inconclusive; a run with neither
+// whose valid steps all fell below held nothing (RunNoneHeld, with the
+// lowest of them); one with none below has no knee. An inconclusive step at or under a rate that held (a step re-issued
 // with the right producer count, a passing hiccup) did not stop the run.
 func Conclude(r *messages.RunReport) {
 	r.Reasons, r.TopErrors = nil, nil
@@ -39,6 +42,10 @@ func Conclude(r *messages.RunReport) {
 	case firstWith(open, "") != nil:
 		r.Verdict = messages.RunInconclusive
 		r.Reasons = stepReasons(firstWith(open, ""))
+	case r.LastHeld == nil && lowestBelow(r.Steps) != nil:
+		r.Verdict = messages.RunNoneHeld
+		r.Reasons = []messages.Reason{noneHeld(lowestBelow(r.Steps))}
+		r.TopErrors = TopErrors(lowestBelow(r.Steps).Errors, topErrorKinds)
 	case len(r.Steps) > 0:
 		r.Verdict = messages.RunNoKnee
 	default:
@@ -76,6 +83,8 @@ func ExitCode(r messages.RunReport) int {
 		return ExitFailing
 	case messages.RunInconclusive:
 		return ExitInconclusive
+	case messages.RunNoneHeld:
+		return ExitNoneHeld
 	}
 	for _, t := range r.Thresholds {
 		if !t.Pass {
@@ -99,4 +108,34 @@ func unsettled(r *messages.RunReport) []messages.StepResult {
 		}
 	}
 	return out
+}
+
+// lowestBelow is the valid step below with the lowest rate (the earliest on
+// a tie), nil when none is below.
+func lowestBelow(steps []messages.StepResult) *messages.StepResult {
+	var low *messages.StepResult
+	for i := range steps {
+		s := &steps[i]
+		if s.Verdict == messages.VerdictBelow && (low == nil || s.TargetRate < low.TargetRate) {
+			low = s
+		}
+	}
+	return low
+}
+
+// noneHeld is the reason of a run that held nothing, down to low.
+func noneHeld(low *messages.StepResult) messages.Reason {
+	return messages.Reason{Code: messages.ReasonNoneHeld,
+		Detail: fmt.Sprintf("no step held: every valid step fell below its target, down to step %d at %s/s offered (%s/s delivered, ratio %.2f)",
+			low.Step, rateText(low.TargetRate), rateText(low.DeliveredRate), low.Ratio),
+		Remedy: Remedy(messages.ReasonNoneHeld)}
+}
+
+// rateText is a rate in a reason: whole numbers from 100/s, three
+// significant digits under.
+func rateText(r float64) string {
+	if r >= 100 {
+		return fmt.Sprintf("%.0f", r)
+	}
+	return strconv.FormatFloat(r, 'g', 3, 64)
 }

@@ -38,9 +38,22 @@ func Threshold(t float64) float64 {
 }
 
 // Stamp sets r's Reasons (from its own figures), its Verdict at threshold
-// and, when below, what it fell below on (Below).
+// and, when below, what it fell below on (Below). A step that delivered its
+// target held whatever its generators' health: their lag does not void it
+// but becomes a caveat on its latencies (Caveats), which carry that lag.
 func Stamp(r *messages.StepResult, threshold float64) {
 	r.Reasons = Reasons(*r)
+	r.Caveats = slices.DeleteFunc(r.Caveats, func(c messages.Reason) bool { return slices.Contains(lagCodes, c.Code) })
+	if Below(*r, threshold) == "" {
+		r.Reasons = slices.DeleteFunc(r.Reasons, func(x messages.Reason) bool {
+			if !slices.Contains(lagCodes, x.Code) {
+				return false
+			}
+			x.Detail = "the step delivered its target, so it held, but its latencies carry the generator's lag: " + x.Detail
+			r.Caveats = append(r.Caveats, x)
+			return true
+		})
+	}
 	r.Verdict = Of(*r, threshold)
 	r.Below = ""
 	if r.Verdict == messages.VerdictBelow {
@@ -48,15 +61,21 @@ func Stamp(r *messages.StepResult, threshold float64) {
 	}
 }
 
-// Of is the verdict of a step whose Reasons are set: inconclusive when it has
-// any, else below when its ratio, its held connections or its new
-// connections fall short (see Below), else held.
+// Of is the verdict of a step whose Reasons are set: inconclusive when it
+// has any but a generator's lag; else held when its ratio, its held
+// connections and its new connections reach the threshold (see Below), a
+// lagging generator notwithstanding (the server delivered the target);
+// else inconclusive when a generator lagged (the shortfall may be the
+// generator's), else below.
 func Of(r messages.StepResult, threshold float64) string {
+	below := Below(r, threshold) != ""
 	switch {
-	case len(r.Reasons) > 0:
+	case slices.ContainsFunc(r.Reasons, func(x messages.Reason) bool { return !slices.Contains(lagCodes, x.Code) }):
 		return messages.VerdictInconclusive
-	case Below(r, threshold) == "":
+	case !below:
 		return messages.VerdictHeld
+	case len(r.Reasons) > 0 || slices.ContainsFunc(r.Caveats, func(x messages.Reason) bool { return slices.Contains(lagCodes, x.Code) }):
+		return messages.VerdictInconclusive
 	default:
 		return messages.VerdictBelow
 	}
@@ -78,8 +97,16 @@ func Reasons(r messages.StepResult) []messages.Reason {
 	add := func(code, detail string) {
 		out = append(out, messages.Reason{Code: code, Detail: detail, Remedy: Remedy(code)})
 	}
-	if d := failing(r); d != "" {
-		add(messages.ReasonFailing, d)
+	ucode, ud := unserved(r)
+	fd := failing(r)
+	if ucode == messages.ReasonFailing {
+		fd = ud // it names the set-up stage that kept the commands from the server
+	}
+	if fd != "" {
+		add(messages.ReasonFailing, fd)
+	}
+	if ucode == messages.ReasonSetupUnanswered || ucode == messages.ReasonUnserved && fd == "" {
+		add(ucode, ud)
 	}
 	if d := incomplete(r); d != "" {
 		add(messages.ReasonIncomplete, d)
@@ -95,6 +122,11 @@ func Reasons(r messages.StepResult) []messages.Reason {
 	for _, code := range lagCodes {
 		if d := lagged(r, code); d != "" {
 			add(code, d)
+			if local := localProducers(r); len(local) > 0 && code != messages.ReasonGeneratorStalled {
+				x := &out[len(out)-1]
+				x.Detail += fmt.Sprintf("; the server under test runs on the same host as %s (its address is theirs): the two compete for its CPUs", strings.Join(local, ", "))
+				x.Remedy = localRemedy
+			}
 		}
 	}
 	return out

@@ -166,12 +166,12 @@ func TestReasons(t *testing.T) {
 		{name: "a fifth of the commands had nothing to address", step: with(clean(1, 100, 1), func(s *messages.StepResult) {
 			// An empty INBOX: 20 FETCHes of 100 scheduled never sent; the
 			// delivered ratio would read 0.8, a wrong knee.
-			s.Scheduled, s.Ratio = 100, 0.8
+			s.Scheduled, s.Succeeded, s.Ratio = 100, 80, 0.8
 			s.Phases = map[string]messages.PhaseResult{"fetch": {Attempted: 100, Succeeded: 80}}
 			s.Errors = []messages.ErrorGroup{{Phase: "fetch", Kind: messages.UnaddressableKind + "INBOX is empty", Count: 20}}
 		}), want: []string{messages.ReasonUnaddressable}},
 		{name: "2% had nothing to address", step: with(clean(1, 100, 1), func(s *messages.StepResult) {
-			s.Scheduled = 100
+			s.Scheduled, s.Succeeded = 100, 98
 			s.Errors = []messages.ErrorGroup{{Phase: "fetch", Kind: messages.UnaddressableKind + "INBOX is empty", Count: 2}}
 		})},
 		{name: "a producer missing", step: with(clean(1, 100, 1), func(s *messages.StepResult) {
@@ -250,11 +250,11 @@ func TestReasonsWrongPassword(t *testing.T) {
 	}
 }
 
-// A lagging producer always makes its step inconclusive: a cause this
-// version does not know (a newer aggregator's, or garbage on the wire) must
-// not let the step be judged held or below.
+// A lagging producer always makes a step below its target inconclusive: a
+// cause this version does not know (a newer aggregator's, or garbage on the
+// wire) must not let the step be judged below.
 func TestReasonsUnknownLagCause(t *testing.T) {
-	s := with(clean(1, 100, 1), lagging("p1", "generator_swapping"))
+	s := with(clean(1, 100, 0.5), lagging("p1", "generator_swapping"))
 	got := verdict.Reasons(s)
 	if want := []string{messages.ReasonGeneratorSaturated}; !slices.Equal(codes(got), want) {
 		t.Errorf("Reasons(saturated producer with LagCause %q) = %v, want %v", "generator_swapping", codes(got), want)

@@ -64,6 +64,8 @@ func verdictError(r messages.RunReport) error {
 		msg = "the server is not answering correctly: " + reasonText(r.Reasons)
 	case verdict.ExitInconclusive:
 		msg = "inconclusive, no verdict: " + reasonText(r.Reasons)
+	case verdict.ExitNoneHeld:
+		msg = "no rate held: " + reasonText(r.Reasons)
 	default:
 		var failed []string
 		for _, t := range r.Thresholds {

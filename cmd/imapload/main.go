@@ -17,7 +17,7 @@
 //
 // Exit codes (package verdict): 0 a verdict was reached and every threshold
 // passed, 1 the run could not be carried out, 2 a usage error, 3 the server
-// is not answering correctly, 4 inconclusive, 5 a threshold failed.
+// is not answering correctly, 4 inconclusive, 5 a threshold failed, 6 no rate held.
 package main
 
 import (

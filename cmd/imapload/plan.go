@@ -53,8 +53,8 @@ func (p runPlan) planSteps() (rates []float64, conns []int) {
 // every bisection step, within --max-steps) and how long those take.
 func (p runPlan) longest(ramped int) (steps int, d time.Duration) {
 	steps = ramped
-	if len(p.Ramp.Connections) == 0 {
-		steps += p.Ramp.Refine
+	if len(p.Ramp.Connections) == 0 && p.Ramp.Refine > 0 {
+		steps += p.Ramp.Refine + 1 // the re-offer of the last held rate, then the midpoints
 	}
 	most := p.Ramp.MaxSteps
 	if most <= 0 {
@@ -105,7 +105,7 @@ func (p runPlan) writeRates(b *strings.Builder, rates []float64, conns []int) {
 	}
 	fmt.Fprintf(b, "  at most    %s (the last step, if every one holds); it stops %s past the knee", most, plural(p.Ramp.AfterKnee, "step"))
 	if p.Ramp.Refine > 0 && len(p.Ramp.Connections) == 0 {
-		fmt.Fprintf(b, ", then bisects %s between the last held rate and the knee", plural(p.Ramp.Refine, "step"))
+		fmt.Fprintf(b, ", then re-offers the last held rate and bisects %s between it and the knee", plural(p.Ramp.Refine, "step"))
 	}
 	fmt.Fprintf(b, ", never above %s× the highest rate that held\n", num(maxJump(p.Ramp)))
 }

@@ -27,8 +27,12 @@ func rampCmd(g *globalFlags) *cobra.Command {
 		Long: `Publishes each step command (as a request, so it knows how many producers accepted),
 shows live progress, waits for the step's result from the aggregator and stops one
 step past the knee, at the first inconclusive step (saying why), at --max, or before
-a rate more than --max-jump times the highest that held. --refine bisects between
-the last step that held and the knee. With --connections it is a connection ramp:
+a rate more than --max-jump times the highest that held. When the first step already
+falls below, it steps down instead (divided by --factor, down to --min) until a rate
+holds, so the run ends with a bracket, or says that no rate down to --min held.
+--refine bisects between the last step that held and the knee, after re-offering
+the last rate that held (after a --cooldown at no load) to see that the server
+recovered from the overload; a re-offer that falls below ends the run, saying so. With --connections it is a connection ramp:
 every step offers the fixed --rate while the producers hold the next count of
 logged-in IDLE connections (RFC 2177); a step is below when the rate falls under
 --threshold or fewer connections are held, or new ones start failing. Ends with the table, the verdict and, with
@@ -37,7 +41,8 @@ logged-in IDLE connections (RFC 2177); a step is below when the rate falls under
 Exit codes: 0 a verdict was reached (a knee, or none up to the last step) and every
 threshold passed; 1 the run could not be carried out; 2 impossible flags; 3 the server
 is not answering correctly; 4 inconclusive (a step could not be measured before any
-knee); 5 a threshold (--expect-knee-above, --max-p99, --max-error-rate) failed.`,
+knee); 5 a threshold (--expect-knee-above, --max-p99, --max-error-rate) failed;
+6 no rate held, down to --min.`,
 		Example: `  imapload ramp --run r1 --start 500 --step-duration 30s
   imapload ramp --run r2 --rates 1000,2000,3000,4000 --refine 3 --out report/
   imapload ramp --run c1 --connections 1000,2000,4000,8000 --rate 200 --stagger 10s --step-duration 30s
@@ -84,7 +89,7 @@ func runRampCmd(cmd *cobra.Command, c *rampConfig, log *slog.Logger) error {
 	}
 	defer nc.Close()
 	out := cmd.OutOrStdout()
-	results, err := driveRamp(cmd.Context(), nc, &ramp.Options{Template: tmpl, Plan: plan, ResultWait: c.ResultWait, Bus: c.NATS.bus(), Logger: log}, out, progress.IsTerminal(out))
+	results, err := driveRamp(cmd.Context(), nc, &ramp.Options{Template: tmpl, Plan: plan, ResultWait: c.ResultWait, Cooldown: c.Ramp.Cooldown, Bus: c.NATS.bus(), Logger: log}, out, progress.IsTerminal(out))
 	if len(results) == 0 {
 		return err
 	}
@@ -136,6 +141,9 @@ func driveRamp(ctx context.Context, nc *nats.Conn, o *ramp.Options, out io.Write
 			}
 		}()
 	}
+	o.OnCooldown = func(step int, d ramp.Decision, wait time.Duration) {
+		fmt.Fprintf(out, "step %d: cooling down for %v at no offered load first (%s)\n", step, wait, cooldownWords(d))
+	}
 	var done []messages.StepResult // the steps whose lines were printed, for StepLine
 	o.OnResult = func(r messages.StepResult) {
 		watchMutex.Lock()
@@ -161,6 +169,17 @@ func driveRamp(ctx context.Context, nc *nats.Conn, o *ramp.Options, out io.Write
 		fmt.Fprintf(out, "ramp stopped: %s\n", c.Stopped())
 	}
 	return results, err
+}
+
+// cooldownWords says why a step is cooled down for.
+func cooldownWords(d ramp.Decision) string {
+	switch d.Kind {
+	case ramp.KindDown:
+		return fmt.Sprintf("the step before fell below; searching down at %.4g/s", d.Rate)
+	case ramp.KindRecheck:
+		return fmt.Sprintf("the step before fell below; re-offering %.4g/s, the highest rate that held, to see that the server recovered before bisecting", d.Rate)
+	}
+	return fmt.Sprintf("the step before fell below; the next midpoint is %.4g/s", d.Rate)
 }
 
 // heldWords names a step's held connections, "" when it holds none.

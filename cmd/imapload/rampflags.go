@@ -19,6 +19,8 @@ type rampFlags struct {
 	Start           float64       // --start: first offered rate, commands/s
 	Factor          float64       // --factor: rate multiplier from step to step
 	Max             float64       // --max: highest rate to offer, 0 for none
+	Min             float64       // --min: floor of the downward search, commands/s
+	Cooldown        time.Duration // --cooldown before a step after an overload; 0: one --step-duration
 	MaxJump         float64       // --max-jump over the highest rate that held
 	Rates           string        // --rates: explicit comma-separated rates
 	MaxSteps        int           // --max-steps
@@ -40,7 +42,7 @@ type rampFlags struct {
 // defaultRamp is the flags' defaults; add declares the flags with the
 // receiver's values as defaults, so the demo can start from its own.
 func defaultRamp() rampFlags {
-	return rampFlags{Start: 100, Factor: 2, MaxJump: ramp.DefaultMaxJump, MaxSteps: 12, AfterKnee: 1,
+	return rampFlags{Start: 100, Factor: 2, Min: ramp.DefaultMin, MaxJump: ramp.DefaultMaxJump, MaxSteps: 12, AfterKnee: 1,
 		Threshold: reporter.DefaultThreshold, StepDuration: 10 * time.Second}
 }
 
@@ -48,6 +50,8 @@ func (r *rampFlags) add(fs *pflag.FlagSet) {
 	fs.Float64Var(&r.Start, "start", r.Start, "first offered rate, commands/s")
 	fs.Float64Var(&r.Factor, "factor", r.Factor, "rate multiplier from step to step")
 	fs.Float64Var(&r.Max, "max", r.Max, "highest rate to offer (0: none)")
+	fs.Float64Var(&r.Min, "min", r.Min, "when the first step falls below, step down (divided by --factor) to this floor until a rate holds")
+	fs.DurationVar(&r.Cooldown, "cooldown", r.Cooldown, "no load for this long before a step that follows one below at a lower rate (the downward search, the re-offer before --refine, a midpoint after one below); 0: one --step-duration, negative: none")
 	fs.Float64Var(&r.MaxJump, "max-jump", r.MaxJump, "never offer more than this many times the highest rate that held")
 	fs.StringVar(&r.Rates, "rates", r.Rates, "explicit comma-separated rates instead of --start/--factor")
 	fs.IntVar(&r.MaxSteps, "max-steps", r.MaxSteps, "most steps to run")
@@ -74,13 +78,14 @@ func (r *rampFlags) checks() []error {
 		checkInt("refine", r.Refine, atLeast(0)),
 		checkFloat("threshold", r.Threshold, thresholdRule()),
 		checkDuration("step-duration", r.StepDuration),
+		checkFloat("min", r.Min, numericRule{min: 0, openMin: true}),
 	}
 }
 
 // plan reads and checks the ramp flags; an impossible one is a usage
 // error, found before anything is sent.
 func (r *rampFlags) plan(run string) (ramp.Plan, messages.StepCommand, error) {
-	p := ramp.Plan{Start: r.Start, Factor: r.Factor, Max: r.Max, MaxJump: r.MaxJump,
+	p := ramp.Plan{Start: r.Start, Factor: r.Factor, Max: r.Max, Min: r.Min, MaxJump: r.MaxJump,
 		MaxSteps: r.MaxSteps, AfterKnee: r.AfterKnee, Refine: r.Refine, Threshold: r.Threshold}
 	rates, err := parseRates(r.Rates)
 	if err != nil {
@@ -101,7 +106,14 @@ func (r *rampFlags) plan(run string) (ramp.Plan, messages.StepCommand, error) {
 	if err != nil {
 		return p, t, usage(err)
 	}
-	p.Start, p.Max = p.Start*perSession, p.Max*perSession
+	p.Start, p.Max, p.Min = p.Start*perSession, p.Max*perSession, p.Min*perSession
+	if r.Min == ramp.DefaultMin { // the default floor never refuses a first rate under it
+		first := p.Start
+		if len(p.Rates) > 0 {
+			first = p.Rates[0] * perSession
+		}
+		p.Min = min(p.Min, first)
+	}
 	for i := range p.Rates {
 		p.Rates[i] *= perSession
 	}

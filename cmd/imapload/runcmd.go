@@ -45,7 +45,7 @@ Remote producers are offered load and counted like local ones.
 
 Exit codes: those of 'imapload ramp' (0 a verdict and every threshold passed, 1 the
 run could not be carried out, 2 impossible flags, 3 the server is not answering
-correctly, 4 inconclusive, 5 a threshold failed).`,
+correctly, 4 inconclusive, 5 a threshold failed, 6 no rate held down to --min).`,
 		Example: `  imapload run --imap mail.example.net:993 --tls --accounts-file accounts.txt
   imapload run --imap 127.0.0.1:143 --accounts-count 100 --accounts-password-file pw.txt \
     --rates 100,200,400,800 --step-duration 20s --out report/
@@ -159,7 +159,7 @@ func runID(given, prefix string) string {
 // from the flags (an impossible one is a usage error), and the result wait.
 func rampOptions(r *rampFlags, run string, resultWait time.Duration) (ramp.Options, error) {
 	plan, tmpl, err := r.plan(run)
-	return ramp.Options{Template: tmpl, Plan: plan, ResultWait: resultWait}, err
+	return ramp.Options{Template: tmpl, Plan: plan, ResultWait: resultWait, Cooldown: r.Cooldown}, err
 }
 
 func runRun(cmd *cobra.Command, c *runConfig, g *globalFlags) error {

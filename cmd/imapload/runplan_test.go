@@ -27,7 +27,7 @@ func TestRunPlanText(t *testing.T) {
 				"each step  warm-up 3s + window 10s", "longest    4 steps × 13s = 52s", "--result-wait 1m0s"}},
 		{"explicit rates, refined", ramp.Plan{Rates: []float64{50, 75.5}, Refine: 3, AfterKnee: 0},
 			[]string{"rates      50, 75.5 commands/s", "at most    75.5 commands/s", "stops 0 steps past the knee",
-				"then bisects 3 steps", "longest    5 steps × 13s = 1m5s"}},
+				"then re-offers the last held rate and bisects 3 steps", "longest    6 steps × 13s = 1m18s"}},
 		{"most steps", ramp.Plan{Start: 10, MaxSteps: 3},
 			[]string{"rates      10, 20, 40 commands/s", "longest    3 steps × 13s = 39s"}},
 		{"connection ramp", ramp.Plan{Connections: []int{100, 200}, Rate: 50},

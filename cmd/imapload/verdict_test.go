@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,14 +23,11 @@ import (
 // rampWait bounds one ramp of a few 4 s steps, with room for a busy machine.
 const rampWait = 2 * time.Minute
 
-// TestVerdictStarvedProducer: a producer SIGSTOPped for 3 s inside step 1's
-// window and then continued could not keep its schedule without being
-// CPU-bound: the step is inconclusive (generator_stalled), the ramp stops
-// there and exits 4.
-func TestVerdictStarvedProducer(t *testing.T) {
-	t.Parallel()
-	const run = "v-starved"
-	f := startVerdictFleet(t, vFleetOptions{name: "vstarve", producers: 2})
+// stallStep1 runs a ramp of 40 and 80/s over two producers queueing at most
+// queue commands each and SIGSTOPs the first for 3 s inside step 1's
+// window: a lag of seconds, made by the test and not by loading the CPU.
+func stallStep1(t *testing.T, name, run string, queue int) (vOutcome, *proc) {
+	f := startVerdictFleet(t, vFleetOptions{name: name, producers: 2, producerArgs: []string{"--queue", strconv.Itoa(queue)}})
 	w := watchWindow(t, f.nc, run)
 	r := f.startRamp(t, run, "--rates", "40,80", "--step-duration", "5s")
 	w.awaitWindow(t, 1, 500*time.Millisecond, time.Minute, f.ids...)
@@ -42,7 +40,18 @@ func TestVerdictStarvedProducer(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatalf("SIGCONT %s: %v", victim.name, err)
 	}
-	o := r.wait(t, rampWait)
+	return r.wait(t, rampWait), victim
+}
+
+// TestVerdictStarvedProducer: a producer SIGSTOPped for 3 s inside step 1's
+// window and then continued could not keep its schedule without being
+// CPU-bound; with a queue of one command it drops the backlog it finds on
+// SIGCONT, so the step falls short of its target on a stalled generator: it
+// is inconclusive (generator_stalled), the ramp stops there and exits 4.
+func TestVerdictStarvedProducer(t *testing.T) {
+	t.Parallel()
+	const run = "v-starved"
+	o, victim := stallStep1(t, "vstarve", run, 1)
 
 	checkExit(t, o, verdict.ExitInconclusive, "a stalled producer's step cannot be judged")
 	s := reportStep(t, o, 1)
@@ -69,6 +78,28 @@ func TestVerdictStarvedProducer(t *testing.T) {
 		t.Errorf("ramp stopped: %q, want it to stop at step 1, inconclusive\n%s", stop, o)
 	}
 	checkErrorLine(t, o, "imapload: inconclusive, no verdict: ")
+}
+
+// TestVerdictHeldDespiteLag: the same stall with room in the queue for the
+// whole backlog: the server was sent and delivered the target, so step 1
+// held (issue 22, finding 4), its latencies marked as carrying the
+// stalled producer's lag, with the figure; the ramp goes on.
+func TestVerdictHeldDespiteLag(t *testing.T) {
+	t.Parallel()
+	o, victim := stallStep1(t, "vlag", "v-lag", 1000)
+	checkExit(t, o, verdict.ExitOK, "both steps held")
+	s := reportStep(t, o, 1)
+	if s.Verdict != messages.VerdictHeld || len(s.Reasons) > 0 {
+		t.Fatalf("step 1: verdict %q, reasons %v; want held: every command was delivered\n%s", s.Verdict, reasonCodes(s.Reasons), reasonsText(o.report))
+	}
+	if len(s.Caveats) != 1 || s.Caveats[0].Code != messages.ReasonGeneratorStalled ||
+		!strings.Contains(s.Caveats[0].Detail, "latencies carry the generator's lag") || !strings.Contains(s.Caveats[0].Detail, victim.name+" lag P99 ") {
+		t.Errorf("step 1 caveats %+v, want one generator_stalled caveat naming %s's lag P99", s.Caveats, victim.name)
+	}
+	block := strings.Join(o.stepBlock(1), "\n")
+	if !strings.Contains(block, "HELD") || !strings.Contains(block, "caveat generator_stalled: ") {
+		t.Errorf("step 1 printed:\n%s\nwant HELD and its caveat", block)
+	}
 }
 
 // TestVerdictTLSMismatch: the server speaks implicit TLS, the producers
