@@ -98,6 +98,12 @@ func (st *stepRun) offer(ctx context.Context, cut *cutter, out chan<- *messages.
 	st.startSessions(sessCtx, &sessions, queue)
 	holdCtx, stopHold := context.WithCancel(ctx)
 	defer stopHold()
+	var delivering sync.WaitGroup
+	if rate := st.info.DeliverRate; rate > 0 {
+		st.env.inbox = newInboxWatch(st.env, st.cfg.InboxTimeout)
+		dl := newDeliverer(st.env, rate, st.cmd.ArrivalOrDefault(), st.seed)
+		delivering.Go(func() { dl.run(ctx) })
+	}
 	if n := st.info.Connections; n > 0 {
 		newHolder(st.env, n, st.seed).start(holdCtx, &held, st.cmd.StaggerOrDefault())
 		defer st.env.held.unwatch()
@@ -108,6 +114,10 @@ func (st *stepRun) offer(ctx context.Context, cut *cutter, out chan<- *messages.
 	st.dispatcher(queue).run(ctx)
 	st.env.held.endWindow()
 	st.env.endWindow()
+	delivering.Wait() // the deliveries in flight end within OpTimeout
+	if st.env.inbox != nil {
+		st.env.inbox.drain(ctx.Done()) // their arrivals are awaited, at most InboxTimeout
+	}
 	stopHold() // held connections log out while the sessions drain
 	// Queued and in-flight commands get one operation timeout to finish;
 	// after an abort, only those in flight do.
