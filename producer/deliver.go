@@ -2,16 +2,16 @@ package producer
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/emersion/go-smtp"
+	"github.com/emersion/go-sasl"
 
 	"github.com/imapload/imapload/internal/mailgen"
 	"github.com/imapload/imapload/messages"
@@ -44,6 +44,8 @@ type deliverer struct {
 	seed   uint64
 	queue  chan delivery
 	dialer net.Dialer
+	tls    *tls.Config // SMTPTLS or SMTPStartTLS's, nil without
+	auth   func() sasl.Client
 }
 
 // newDeliverer returns the deliverer of rate deliveries/s. It does no I/O.
@@ -59,6 +61,7 @@ func newDeliverer(env *sessionEnv, rate float64, arrival string, seed uint64) *d
 		rng:    newRand(seed, deliverStream),
 		queue:  make(chan delivery, cfg.DeliverQueue),
 		dialer: net.Dialer{Timeout: cfg.OpTimeout, LocalAddr: cfg.localAddr, KeepAlive: -1},
+		tls:    smtpTLSConfig(cfg), auth: smtpAuth(cfg),
 	}
 }
 
@@ -155,23 +158,11 @@ func (dl *deliverer) message(d delivery) (id string, msg []byte) {
 // reports whether the delivery was watched (its account has a held
 // connection, where its arrival is awaited from the end of DATA on).
 func (dl *deliverer) send(d delivery, id string, msg []byte) (watched bool, err error) {
-	conn, err := dl.dialer.Dial("tcp", dl.addr)
-	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
-		return false, fmt.Errorf("%sdial: %w (raise ulimit -n)", messages.GeneratorKind, err)
-	}
+	c, err := dl.open()
 	if err != nil {
-		return false, fmt.Errorf("dial: %w", err)
-	}
-	conn.SetDeadline(time.Now().Add(dl.env.cfg.OpTimeout))
-	c := smtp.NewClient(conn)
-	hello := "EHLO"
-	if dl.lmtp {
-		c, hello = smtp.NewClientLMTP(conn), "LHLO"
+		return false, err
 	}
 	defer c.Close()
-	if err := c.Hello("imapload.invalid"); err != nil {
-		return false, stageError(hello, err)
-	}
 	if err := c.Mail("imapload@imapload.invalid", nil); err != nil {
 		return false, stageError("MAIL", err)
 	}

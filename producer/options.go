@@ -91,6 +91,19 @@ type Options struct {
 	// producer refuses a step with a deliver_rate.
 	LMTPAddr string
 	SMTPAddr string
+	// SMTPTLS dials SMTPAddr over implicit TLS (submissions, RFC 8314,
+	// port 465); SMTPStartTLS upgrades a plain connection with STARTTLS
+	// (RFC 3207, port 587). Both use SMTPTLSConfig (default: the system
+	// roots and SMTPAddr's host as server name). At most one; neither
+	// applies to LMTP, which is spoken on a trusted local network.
+	SMTPTLS       bool
+	SMTPStartTLS  bool
+	SMTPTLSConfig *tls.Config
+	// SMTPUser and SMTPPassword, when SMTPUser is set, authenticate every
+	// SMTP delivery with AUTH PLAIN (RFC 4954, RFC 4616) after the hello,
+	// as a submission server requires. The password is never logged.
+	SMTPUser     string
+	SMTPPassword string
 	// DeliverConns bounds the deliveries in flight, each over a connection
 	// of its own (default 16); DeliverQueue the deliveries waiting for one
 	// (default 4·DeliverConns), beyond which a delivery is dropped by the
@@ -161,6 +174,9 @@ func (o *Options) config() (*config, error) {
 	}
 	c.sessions = min(c.Sessions, len(c.Accounts)*c.SessionsPerAccount)
 	c.secrets = passwords(c.Accounts)
+	if c.SMTPPassword != "" {
+		c.secrets = append(c.secrets, c.SMTPPassword)
+	}
 	return &c, nil
 }
 
@@ -208,6 +224,7 @@ func (c *config) check() error {
 	if c.LMTPAddr != "" && c.SMTPAddr != "" {
 		bad("LMTPAddr and SMTPAddr: choose one")
 	}
+	c.checkSMTP(bad)
 	for name, a := range map[string]string{"LMTPAddr": c.LMTPAddr, "SMTPAddr": c.SMTPAddr} {
 		if _, _, err := net.SplitHostPort(a); a != "" && err != nil {
 			bad("%s %q: want host:port (%v)", name, a, err)
@@ -240,6 +257,22 @@ func (c *config) check() error {
 	}
 	c.checkLocalAddr(bad)
 	return errors.Join(errs...)
+}
+
+// checkSMTP refuses SMTP's encryption and login where they cannot apply.
+func (c *config) checkSMTP(bad func(string, ...any)) {
+	smtpOnly := map[string]bool{"SMTPTLS": c.SMTPTLS, "SMTPStartTLS": c.SMTPStartTLS, "SMTPUser": c.SMTPUser != ""}
+	for name, set := range smtpOnly {
+		if set && c.SMTPAddr == "" {
+			bad("%s: needs SMTPAddr (LMTP has neither TLS nor AUTH here)", name)
+		}
+	}
+	if c.SMTPTLS && c.SMTPStartTLS {
+		bad("SMTPTLS and SMTPStartTLS: choose one")
+	}
+	if c.SMTPPassword != "" && c.SMTPUser == "" {
+		bad("SMTPPassword: needs SMTPUser")
+	}
 }
 
 func (c *config) checkLocalAddr(bad func(string, ...any)) {

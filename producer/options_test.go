@@ -110,6 +110,9 @@ func TestDeliverOptions(t *testing.T) {
 	}{
 		{"both targets", func(o *Options) { o.LMTPAddr, o.SMTPAddr = "127.0.0.1:2", "127.0.0.1:3" }, "LMTPAddr and SMTPAddr: choose one"},
 		{"bad LMTP address", func(o *Options) { o.LMTPAddr = "nowhere" }, `LMTPAddr "nowhere": want host:port`},
+		{"TLS over LMTP", func(o *Options) { o.LMTPAddr, o.SMTPTLS = "127.0.0.1:2", true }, "SMTPTLS: needs SMTPAddr"},
+		{"two SMTP TLS modes", func(o *Options) { o.SMTPAddr, o.SMTPTLS, o.SMTPStartTLS = "127.0.0.1:2", true, true }, "SMTPTLS and SMTPStartTLS: choose one"},
+		{"SMTP password alone", func(o *Options) { o.SMTPAddr, o.SMTPPassword = "127.0.0.1:2", "x" }, "SMTPPassword: needs SMTPUser"},
 		{"bad sizes", func(o *Options) { o.DeliverSizes = "8k-2k:1" }, "DeliverSizes: bad size table"},
 		{"negative delivery connections", func(o *Options) { o.DeliverConns = -1 }, "DeliverConns: -1 is negative"},
 	} {

@@ -26,6 +26,7 @@ At start one account logs in once, and a mistake in the IMAP flags is logged wit
 		Example: `  imapload producer --nats nats://10.0.0.5:4222 --imap mail.example.net:993 --tls \
     --accounts-file accounts.txt --sessions 64
   imapload producer --imap mail.example.net:143 --starttls --auth plain --accounts-file accounts.txt
+  imapload producer --imap 127.0.0.1:143 --lmtp 127.0.0.1:24 --accounts-file accounts.txt
   IMAPLOAD_IMAP=127.0.0.1:1143 IMAPLOAD_ACCOUNTS_TEMPLATE=user%d IMAPLOAD_ACCOUNTS_COUNT=100 \
     IMAPLOAD_ACCOUNTS_PASSWORD_FILE=/run/secrets/imap-password imapload producer`,
 		Args: cobra.NoArgs,
@@ -40,12 +41,14 @@ type producerConfig struct {
 	imapConnFlags
 	NATS     natsConfig
 	Producer producerFlags
+	Deliver  deliverFlags
 	Health   healthConfig
 }
 
 func (c *producerConfig) add(fs *pflag.FlagSet) {
 	c.NATS.add(fs)
 	c.Producer.add(fs)
+	c.Deliver.add(fs)
 	c.Health.add(fs)
 	c.imapConnFlags.add(fs)
 	fs.StringVar(&c.ID, "id", "", "producer id (default <hostname>-<pid>)")
@@ -54,7 +57,7 @@ func (c *producerConfig) add(fs *pflag.FlagSet) {
 
 func (c *producerConfig) validate() error {
 	return errors.Join(
-		flagErrors(c.NATS.checks(), c.Producer.checks(), []error{checkInt("procs", c.Procs, atLeast(0)), c.Health.check(),
+		flagErrors(c.NATS.checks(), c.Producer.checks(), c.Deliver.checks(), []error{checkInt("procs", c.Procs, atLeast(0)), c.Health.check(),
 			checkTLSMode(c.TLS, c.StartTLS)}),
 		checkIMAP(c.IMAP))
 }
@@ -140,6 +143,9 @@ func runProducer(cmd *cobra.Command, c *producerConfig, log *slog.Logger) error 
 	}
 	o.ID, o.Addr, o.LocalAddr = c.ID, c.IMAP, c.LocalAddr
 	o.TLS, o.StartTLS, o.TLSConfig, o.Logger = c.TLS, c.StartTLS, tlsCfg, log
+	if err := c.Deliver.apply(o, log); err != nil {
+		return err
+	}
 	nc, err := c.NATS.connect("imapload-producer")
 	if err != nil {
 		return err
