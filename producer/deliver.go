@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/emersion/go-sasl"
@@ -66,14 +67,18 @@ func newDeliverer(env *sessionEnv, rate float64, arrival string, seed uint64) *d
 }
 
 // run offers the deliveries until the step's end (or ctx's) and returns
-// once those in flight have finished; the ones still queued after an
-// abort count as dropped.
+// once those in flight have finished (each within OpTimeout). The ones
+// still queued at the end count as dropped: a server that held every
+// delivery connection until then did not accept them in time, and sending
+// them after the window would delay the step's final batch by the whole
+// backlog.
 func (dl *deliverer) run(ctx context.Context) {
 	var workers sync.WaitGroup
+	var over atomic.Bool
 	for range dl.env.cfg.DeliverConns {
 		workers.Go(func() {
 			for d := range dl.queue {
-				if ctx.Err() != nil {
+				if ctx.Err() != nil || over.Load() {
 					dl.drop(d)
 					continue
 				}
@@ -82,6 +87,7 @@ func (dl *deliverer) run(ctx context.Context) {
 		})
 	}
 	dl.dispatch(ctx)
+	over.Store(true)
 	close(dl.queue)
 	workers.Wait()
 }

@@ -118,7 +118,8 @@ type Options struct {
 	DeliverDomain string
 	// InboxTimeout is how long after its end of DATA a delivery to an
 	// account with a held connection may take to show there before it
-	// counts as missing (default 30 s).
+	// counts as missing (default 30 s; at the step's end, at most the
+	// OpTimeout of its drain).
 	InboxTimeout time.Duration
 	// OnBatch, if set, is called with every batch the producer cuts, before
 	// it is published (e.g. to expose it as metrics). It runs on the step's

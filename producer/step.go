@@ -114,14 +114,19 @@ func (st *stepRun) offer(ctx context.Context, cut *cutter, out chan<- *messages.
 	st.dispatcher(queue).run(ctx)
 	st.env.held.endWindow()
 	st.env.endWindow()
-	delivering.Wait() // the deliveries in flight end within OpTimeout
+	// Queued and in-flight commands get one operation timeout to finish;
+	// after an abort, only those in flight do. The deliveries in flight end
+	// within the same timeout (the queued ones are dropped), and their
+	// arrivals are awaited within it too, so that a producer's final batch
+	// comes at most one OpTimeout after the step's end whatever it ran.
+	drain := time.AfterFunc(st.cfg.OpTimeout, stopSessions)
+	arrivals, stopArrivals := context.WithTimeout(ctx, st.cfg.OpTimeout)
+	defer stopArrivals()
+	delivering.Wait()
 	if st.env.inbox != nil {
-		st.env.inbox.drain(ctx.Done()) // their arrivals are awaited, at most InboxTimeout
+		st.env.inbox.drain(arrivals.Done()) // each at most InboxTimeout; unseen by the end of the drain: missing
 	}
 	stopHold() // held connections log out while the sessions drain
-	// Queued and in-flight commands get one operation timeout to finish;
-	// after an abort, only those in flight do.
-	drain := time.AfterFunc(st.cfg.OpTimeout, stopSessions)
 	sessions.Wait()
 	drain.Stop()
 	held.Wait()
