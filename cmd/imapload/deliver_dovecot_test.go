@@ -53,12 +53,17 @@ func TestRunDovecotDeliveries(t *testing.T) {
 	s := r.Steps[0]
 	checkDeliveries(t, s, 10)
 	after := deliveredIDs(t, d, users)
+	added := 0
 	for id, n := range after {
+		if _, old := before[id]; old {
+			continue // an earlier run's (the bench's, another test's)
+		}
+		added++
 		if n > 1 {
 			t.Errorf("Message-ID %s is in its INBOX %d times, want once", id, n)
 		}
 	}
-	if got, want := len(after)-len(before), int(s.Deliveries.Accepted); got < want {
+	if got, want := added, int(s.Deliveries.Accepted); got < want {
 		t.Errorf("the INBOXes gained %d delivered messages, want at least the %d accepted in the window", got, want)
 	}
 	for _, want := range []string{"deliver", "inbox", "deliveries: ", "each arrived once"} {
