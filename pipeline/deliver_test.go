@@ -44,7 +44,10 @@ func TestRunDeliveryBottleneck(t *testing.T) {
 			}
 			defer srv.Close()
 			o := shortRun(t, srv, 1)
-			o.Producer.LMTPAddr = srv.LMTPAddr()
+			// A backlog of at most 8 deliveries (0.2 s of the offer): what the
+			// step's drain still delivers after the window stays small beside
+			// what the window offered.
+			o.Producer.LMTPAddr, o.Producer.DeliverConns, o.Producer.DeliverQueue = srv.LMTPAddr(), 4, 4
 			o.Ramp.Template.DeliverRate = bottleneckDeliverRate
 			o.Ramp.Template.Duration = messages.Duration(2 * time.Second)
 			o.Ramp.Plan = ramp.Plan{Rates: []float64{20}}

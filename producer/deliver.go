@@ -47,6 +47,9 @@ type deliverer struct {
 	dialer net.Dialer
 	tls    *tls.Config // SMTPTLS or SMTPStartTLS's, nil without
 	auth   func() sasl.Client
+	// drainEnd is when the step's drain ends (Unix ns), 0 until the
+	// dispatcher is done.
+	drainEnd atomic.Int64
 }
 
 // newDeliverer returns the deliverer of rate deliveries/s. It does no I/O.
@@ -67,18 +70,17 @@ func newDeliverer(env *sessionEnv, rate float64, arrival string, seed uint64) *d
 }
 
 // run offers the deliveries until the step's end (or ctx's) and returns
-// once those in flight have finished (each within OpTimeout). The ones
-// still queued at the end count as dropped: a server that held every
-// delivery connection until then did not accept them in time, and sending
-// them after the window would delay the step's final batch by the whole
-// backlog.
+// once those queued and in flight have finished. As for commands, they get
+// one OpTimeout from the step's end to do so: a delivery still queued then
+// counts as dropped, and one in flight is cut off by its connection's
+// deadline, so that a slow target cannot delay the step's final batch past
+// the aggregator's step timeout.
 func (dl *deliverer) run(ctx context.Context) {
 	var workers sync.WaitGroup
-	var over atomic.Bool
 	for range dl.env.cfg.DeliverConns {
 		workers.Go(func() {
 			for d := range dl.queue {
-				if ctx.Err() != nil || over.Load() {
+				if ctx.Err() != nil || dl.drained(time.Now()) {
 					dl.drop(d)
 					continue
 				}
@@ -87,9 +89,25 @@ func (dl *deliverer) run(ctx context.Context) {
 		})
 	}
 	dl.dispatch(ctx)
-	over.Store(true)
+	dl.drainEnd.Store(time.Now().Add(dl.env.cfg.OpTimeout).UnixNano())
 	close(dl.queue)
 	workers.Wait()
+}
+
+// drained reports whether the step's drain is over at now.
+func (dl *deliverer) drained(now time.Time) bool {
+	end := dl.drainEnd.Load()
+	return end != 0 && now.UnixNano() >= end
+}
+
+// deadline is a delivery's connection deadline if it starts at now:
+// OpTimeout, within the step's drain once it has begun.
+func (dl *deliverer) deadline(now time.Time) time.Time {
+	d := now.Add(dl.env.cfg.OpTimeout)
+	if end := dl.drainEnd.Load(); end != 0 && d.UnixNano() > end {
+		return time.Unix(0, end)
+	}
+	return d
 }
 
 // dispatch hands each delivery on at its intended start.

@@ -28,7 +28,7 @@ func (dl *deliverer) open() (*smtp.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial: %w", err)
 	}
-	conn.SetDeadline(time.Now().Add(dl.env.cfg.OpTimeout))
+	conn.SetDeadline(dl.deadline(time.Now()))
 	c, err := dl.client(conn)
 	if err != nil {
 		conn.Close()
