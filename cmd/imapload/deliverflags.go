@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"time"
 
 	"github.com/imapload/imapload/messages"
 	"github.com/imapload/imapload/producer"
@@ -17,16 +16,14 @@ import (
 // and how: LMTP (RFC 2033) to a local delivery agent, or SMTP to an MTA or
 // a submission port, with TLS and AUTH PLAIN as submission wants.
 type deliverFlags struct {
-	LMTP            string        // --lmtp: host:port of an LMTP server
-	SMTP            string        // --smtp: host:port of an SMTP server
-	SMTPTLS         bool          // --smtp-tls: implicit TLS (port 465)
-	SMTPStartTLS    bool          // --smtp-starttls: STARTTLS (port 587)
-	SMTPTLSCA       string        // --smtp-tls-ca: PEM file of the CA to trust
-	SMTPTLSInsecure bool          // --smtp-tls-insecure: no certificate check
-	SMTPUser        string        // --smtp-user: AUTH PLAIN as this user
-	SMTPPassword    string        // --smtp-password; never logged
-	DeliverConns    int           // --deliver-conns: deliveries in flight, 0 for the default
-	InboxTimeout    time.Duration // --inbox-timeout: how long a watched delivery may take to show
+	LMTP            string // --lmtp: host:port of an LMTP server
+	SMTP            string // --smtp: host:port of an SMTP server
+	SMTPTLS         bool   // --smtp-tls: implicit TLS (port 465)
+	SMTPStartTLS    bool   // --smtp-starttls: STARTTLS (port 587)
+	SMTPTLSCA       string // --smtp-tls-ca: PEM file of the CA to trust
+	SMTPTLSInsecure bool   // --smtp-tls-insecure: no certificate check
+	SMTPUser        string // --smtp-user: AUTH PLAIN as this user
+	SMTPPassword    string // --smtp-password; never logged
 }
 
 func (d *deliverFlags) add(fs *pflag.FlagSet) {
@@ -38,13 +35,11 @@ func (d *deliverFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&d.SMTPTLSInsecure, "smtp-tls-insecure", false, "with --smtp-tls or --smtp-starttls, do not verify the SMTP server's certificate (test servers only)")
 	fs.StringVar(&d.SMTPUser, "smtp-user", "", "with --smtp, log in with AUTH PLAIN as this user (submission needs it)")
 	secretVar(fs, &d.SMTPPassword, "smtp-password", "", "password of --smtp-user; prefer --smtp-password-file or env IMAPLOAD_SMTP_PASSWORD (never logged)")
-	fs.IntVar(&d.DeliverConns, "deliver-conns", 0, "deliveries in flight, each on a connection of its own (default 16)")
-	fs.DurationVar(&d.InboxTimeout, "inbox-timeout", 0, "how long a delivery to an account with a held IDLE connection may take to show there before it counts as missing (default 30s)")
 }
 
 // checks returns the errors of the flags' values, nil for a good one.
 func (d *deliverFlags) checks() []error {
-	errs := []error{checkInt("deliver-conns", d.DeliverConns, atLeast(0)), checkDuration("inbox-timeout", d.InboxTimeout)}
+	var errs []error
 	for name, addr := range map[string]string{"lmtp": d.LMTP, "smtp": d.SMTP} {
 		if _, _, err := net.SplitHostPort(addr); addr != "" && err != nil {
 			errs = append(errs, fmt.Errorf("--%s %q: want host:port, e.g. 127.0.0.1:24", name, addr))
@@ -83,7 +78,7 @@ func (d *deliverFlags) target() string {
 // --smtp-tls-insecure.
 func (d *deliverFlags) apply(o *producer.Options, log *slog.Logger) error {
 	o.LMTPAddr, o.SMTPAddr, o.SMTPTLS, o.SMTPStartTLS = d.LMTP, d.SMTP, d.SMTPTLS, d.SMTPStartTLS
-	o.SMTPUser, o.SMTPPassword, o.DeliverConns, o.InboxTimeout = d.SMTPUser, d.SMTPPassword, d.DeliverConns, d.InboxTimeout
+	o.SMTPUser, o.SMTPPassword = d.SMTPUser, d.SMTPPassword
 	if !d.SMTPTLS && !d.SMTPStartTLS {
 		return nil
 	}

@@ -25,7 +25,6 @@ func TestDeliverFlagsChecks(t *testing.T) {
 		{name: "tls over lmtp", flags: deliverFlags{LMTP: "a:24", SMTPTLS: true}, wantErr: "--smtp-tls: only with --smtp"},
 		{name: "two tls modes", flags: deliverFlags{SMTP: "b:465", SMTPTLS: true, SMTPStartTLS: true}, wantErr: "choose one"},
 		{name: "ca without tls", flags: deliverFlags{SMTP: "b:25", SMTPTLSCA: "ca.pem"}, wantErr: "need --smtp-tls or --smtp-starttls"},
-		{name: "negative conns", flags: deliverFlags{LMTP: "a:24", DeliverConns: -1}, wantErr: "deliver-conns"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

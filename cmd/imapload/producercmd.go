@@ -76,6 +76,8 @@ type producerFlags struct {
 	Reservoir          int           // --reservoir: latencies kept per phase and batch, 0 for the default
 	DefaultMix         string        // --default-mix: workload of a step that names none
 	Auth               string        // --auth: login or plain
+	DeliverConns       int           // --deliver-conns: deliveries in flight, 0 for the default
+	InboxTimeout       time.Duration // --inbox-timeout: how long a watched delivery may take to show, 0 for the default
 }
 
 func (p *producerFlags) add(fs *pflag.FlagSet) {
@@ -91,6 +93,8 @@ func (p *producerFlags) add(fs *pflag.FlagSet) {
 	fs.IntVar(&p.Reservoir, "reservoir", 0, "latencies kept per phase and batch (default 1024)")
 	authVar(fs, &p.Auth, "; both are timed as phase login")
 	fs.StringVar(&p.DefaultMix, "default-mix", "", "workload when a step names none, e.g. fetch=130,select=100 (default imaptest-like)")
+	fs.IntVar(&p.DeliverConns, "deliver-conns", 0, "deliveries (deliver_rate) in flight, each on a connection of its own (default 16)")
+	fs.DurationVar(&p.InboxTimeout, "inbox-timeout", 0, "how long a delivery to an account with a held IDLE connection may take to show there before it counts as missing (default 30s)")
 }
 
 // checks returns the errors of the flags' values, nil for a good one.
@@ -107,6 +111,8 @@ func (p *producerFlags) checks() []error {
 		checkDuration("publish-retry", p.PublishRetry),
 		checkInt("reservoir", p.Reservoir, atLeast(0)),
 		checkAuth(p.Auth),
+		checkInt("deliver-conns", p.DeliverConns, atLeast(0)),
+		checkDuration("inbox-timeout", p.InboxTimeout),
 	}
 }
 
@@ -126,6 +132,7 @@ func (p *producerFlags) options(b *bus.Options) (*producer.Options, error) {
 		Sessions: p.Sessions, SessionsPerAccount: p.SessionsPerAccount, Queue: p.Queue,
 		OpTimeout: p.OpTimeout, IdlePeriod: p.IdlePeriod, SaturationLag: p.SaturationLag, FlushInterval: p.FlushInterval,
 		PublishRetry: p.PublishRetry, Reservoir: p.Reservoir, Auth: p.Auth,
+		DeliverConns: p.DeliverConns, InboxTimeout: p.InboxTimeout,
 	}, nil
 }
 
