@@ -31,3 +31,14 @@ func deliveriesBelow(r messages.StepResult, threshold float64) []string {
 	}
 	return out
 }
+
+// belowOn is ": below on …" with what step s fell short on (its Below), ""
+// when it names nothing: a run's reason says which of commands, held
+// connections or deliveries fell short, since a step below on its
+// deliveries alone delivered its command rate (ratio 1.00).
+func belowOn(s *messages.StepResult) string {
+	if s.Below == "" {
+		return ""
+	}
+	return ": below on " + s.Below
+}
