@@ -46,9 +46,9 @@ func TestRunDeliveryBottleneck(t *testing.T) {
 			o := shortRun(t, srv, 1)
 			o.Producer.LMTPAddr = srv.LMTPAddr()
 			if tc.wantBelow {
-				// A backlog of at most 8 deliveries (0.4 s of the offer): what
-				// the step's drain still delivers after the window stays small
-				// beside what the window offered.
+				// Few delivery connections: the deliveries still in flight at
+				// the window's end, accepted after it, stay few beside what
+				// the window offered.
 				o.Producer.DeliverConns, o.Producer.DeliverQueue = 4, 4
 			}
 			o.Ramp.Template.DeliverRate = bottleneckDeliverRate

@@ -35,7 +35,8 @@ type delivery struct {
 // realistic sizes (internal/mailgen) to one of the accounts, sent over a
 // connection of its own by LMTP (RFC 2033) or SMTP (RFC 5321) as an MTA
 // hands mail on. At most DeliverConns are in flight; a delivery that finds
-// DeliverQueue full is dropped by the generator.
+// DeliverQueue full, or waits in it longer than deliverPatience, is
+// dropped by the generator.
 type deliverer struct {
 	env    *sessionEnv
 	addr   string
@@ -70,17 +71,19 @@ func newDeliverer(env *sessionEnv, rate float64, arrival string, seed uint64) *d
 }
 
 // run offers the deliveries until the step's end (or ctx's) and returns
-// once those queued and in flight have finished. As for commands, they get
-// one OpTimeout from the step's end to do so: a delivery still queued then
-// counts as dropped, and one in flight is cut off by its connection's
-// deadline, so that a slow target cannot delay the step's final batch past
-// the aggregator's step timeout.
+// once those queued and in flight have finished. A queued delivery waits
+// at most deliverPatience for a free connection, during the step and
+// after it: one that waited longer counts as dropped (the target held
+// every delivery connection that long), so that the queue holds no
+// backlog older than that, neither from the warm-up into the window nor
+// past the step's end into its final batch. Those in flight finish
+// within OpTimeout of the end (their connection deadline).
 func (dl *deliverer) run(ctx context.Context) {
 	var workers sync.WaitGroup
 	for range dl.env.cfg.DeliverConns {
 		workers.Go(func() {
 			for d := range dl.queue {
-				if ctx.Err() != nil || dl.drained(time.Now()) {
+				if ctx.Err() != nil || dl.stale(d, time.Now()) {
 					dl.drop(d)
 					continue
 				}
@@ -94,10 +97,15 @@ func (dl *deliverer) run(ctx context.Context) {
 	workers.Wait()
 }
 
-// drained reports whether the step's drain is over at now.
-func (dl *deliverer) drained(now time.Time) bool {
+// deliverPatience is how long past its intended start a queued delivery
+// may wait for a free connection and still be sent.
+const deliverPatience = time.Second
+
+// stale reports whether d, taken from the queue at now, is past sending:
+// it waited longer than deliverPatience, or the step's drain is over.
+func (dl *deliverer) stale(d delivery, now time.Time) bool {
 	end := dl.drainEnd.Load()
-	return end != 0 && now.UnixNano() >= end
+	return now.Sub(d.intended) > deliverPatience || end != 0 && now.UnixNano() >= end
 }
 
 // deadline is a delivery's connection deadline if it starts at now:

@@ -115,10 +115,10 @@ func (st *stepRun) offer(ctx context.Context, cut *cutter, out chan<- *messages.
 	st.env.held.endWindow()
 	st.env.endWindow()
 	// Queued and in-flight commands get one operation timeout to finish;
-	// after an abort, only those in flight do. So do the deliveries
-	// (deliverer.run), and their arrivals are awaited within it too, so
-	// that a producer's final batch comes at most one OpTimeout after the
-	// step's end whatever it ran.
+	// after an abort, only those in flight do. The deliveries in flight
+	// end within it too (deliverer.run drops the backlog), and their
+	// arrivals are awaited within it, so that a producer's final batch
+	// comes at most one OpTimeout after the step's end whatever it ran.
 	drain := time.AfterFunc(st.cfg.OpTimeout, stopSessions)
 	arrivals, stopArrivals := context.WithTimeout(ctx, st.cfg.OpTimeout)
 	defer stopArrivals()

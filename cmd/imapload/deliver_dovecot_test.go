@@ -13,6 +13,7 @@ import (
 
 	"github.com/imapload/imapload/internal/testkit"
 	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/verdict"
 )
 
 // deliverIDSuffix ends the Message-ID of every message a producer delivers.
@@ -131,4 +132,27 @@ func deliveredIDs(t *testing.T, d testkit.DovecotEnv, users []string) map[string
 		c.Close()
 	}
 	return ids
+}
+
+// TestDemoDeliveryBottleneck: `imapload demo` whose embedded server
+// delivers 5 messages/s (1 worker × 200 ms) under an offer of 20/s beside
+// 100 commands/s that it serves: the one step is below on its deliveries,
+// the run held none and its reason names the deliveries, and the process
+// exits with that verdict's code (6).
+func TestDemoDeliveryBottleneck(t *testing.T) {
+	testkit.Require(t, testkit.Long)
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "report")
+	o := runOnce(t, []string{"TMPDIR=" + t.TempDir()}, 2*time.Minute, "demo", "--connections", "10", "--rate", "100",
+		"--deliver-rate", "20", "--deliver-workers", "1", "--deliver-service-time", "200ms", "--deliver-conns", "4",
+		"--step-duration", "3s", "--saturation-lag", "1h", "--out", dir)
+	checkRunEnd(t, o.stdout, codeErr(o.code), dir)
+	r := readReport(t, filepath.Join(dir, "report.json"))
+	if len(r.Steps) != 1 || !strings.HasPrefix(r.Steps[0].Below, "deliveries: ") {
+		t.Fatalf("steps %+v: want one, below on deliveries alone", r.Steps)
+	}
+	if o.code != verdict.ExitNoneHeld || r.Verdict != messages.RunNoneHeld || len(r.Reasons) == 0 ||
+		!strings.Contains(r.Reasons[0].Detail, "below on deliveries") {
+		t.Errorf("exit %d, verdict %q, reasons %+v: want %d, none held, naming the deliveries", o.code, r.Verdict, r.Reasons, verdict.ExitNoneHeld)
+	}
 }
