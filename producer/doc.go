@@ -183,8 +183,10 @@
 // own, to accounts drawn uniformly from Options.Accounts (at
 // Options.DeliverDomain when a name has no domain): by LMTP to
 // Options.LMTPAddr (LHLO) or by SMTP to Options.SMTPAddr (EHLO), each over a
-// connection of its own, at most DeliverConns at once; one that finds
-// DeliverQueue full is dropped by the generator. Messages have the sizes
+// connection of its own (STARTTLS or implicit TLS and AUTH PLAIN as
+// Options ask, for SMTP submission), at most DeliverConns at once; one
+// that finds DeliverQueue full, or waits in it more than a second for a
+// free connection, is dropped by the generator. Messages have the sizes
 // seed gives (internal/mailgen, Options.DeliverSizes) and a Message-ID
 // unique to the producer's step. Phase deliver runs from the intended start
 // (service time from the dial) to the recipient's reply after DATA; its
@@ -202,7 +204,8 @@
 // Options.InboxTimeout is an inbox error ("never seen") and counts as
 // missing; one connection seeing a Message-ID twice counts a duplicate. At
 // the step's end the held connections stay until every awaited delivery
-// was seen or timed out.
+// was seen or timed out, within the step's drain (one OpTimeout; one
+// still unseen then is missing).
 //
 // Passwords are secrets: they are never logged or published, and they are
 // scrubbed from error samples as a second line of defence.

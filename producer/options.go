@@ -106,8 +106,8 @@ type Options struct {
 	SMTPPassword string
 	// DeliverConns bounds the deliveries in flight, each over a connection
 	// of its own (default 16); DeliverQueue the deliveries waiting for one
-	// (default 4·DeliverConns), beyond which a delivery is dropped by the
-	// generator.
+	// (default 4·DeliverConns), beyond which, or after a second's wait for a
+	// connection, a delivery is dropped by the generator.
 	DeliverConns int
 	DeliverQueue int
 	// DeliverSizes is the size table of delivered messages
