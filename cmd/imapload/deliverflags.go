@@ -52,6 +52,9 @@ func (d *deliverFlags) checks() []error {
 			errs = append(errs, fmt.Errorf("--%s: only with --smtp", name))
 		}
 	}
+	if d.SMTPPassword != "" && d.SMTPUser == "" {
+		errs = append(errs, errors.New("--smtp-password: needs --smtp-user, the user it logs in as"))
+	}
 	switch {
 	case d.LMTP != "" && d.SMTP != "":
 		errs = append(errs, errors.New("--lmtp and --smtp: choose one"))

@@ -24,6 +24,7 @@ func TestDeliverFlagsChecks(t *testing.T) {
 		{name: "no port", flags: deliverFlags{LMTP: "127.0.0.1"}, wantErr: `--lmtp "127.0.0.1": want host:port`},
 		{name: "tls over lmtp", flags: deliverFlags{LMTP: "a:24", SMTPTLS: true}, wantErr: "--smtp-tls: only with --smtp"},
 		{name: "two tls modes", flags: deliverFlags{SMTP: "b:465", SMTPTLS: true, SMTPStartTLS: true}, wantErr: "choose one"},
+		{name: "password without user", flags: deliverFlags{SMTP: "b:587", SMTPStartTLS: true, SMTPPassword: "x"}, wantErr: "--smtp-password: needs --smtp-user"},
 		{name: "ca without tls", flags: deliverFlags{SMTP: "b:25", SMTPTLSCA: "ca.pem"}, wantErr: "need --smtp-tls or --smtp-starttls"},
 	}
 	for _, tt := range tests {
