@@ -71,6 +71,8 @@ func newLimits(cmd messages.StepCommand) limits {
 	// Held connections are set up, and set up again after a drop, beside
 	// the rate: at most once per second each, give or take the backoff.
 	l.perProd += uint64(boundFactor * float64(cmd.ConnectionsFor(1)) * (secs + 1)) // ≤ 9e11
+	// Deliveries are offered at a rate of their own beside the commands.
+	l.perProd += uint64(boundFactor * cmd.DeliverShareFor(1) * secs) // ≤ 9e12
 	return l
 }
 
@@ -85,6 +87,8 @@ func (l *limits) check(b *messages.SampleBatch) error {
 		return reject(ReasonWindow, "%v+%v, command %v+%v", time.Duration(in.Warmup), time.Duration(in.Duration), time.Duration(l.warmup), time.Duration(l.duration))
 	case in.Rate != l.cmd.ShareFor(in.Producers) || (l.cmd.Producers > 0 && in.Producers != l.cmd.Producers):
 		return reject(ReasonShare, "%v of %d producers", in.Rate, in.Producers)
+	case in.FleetDeliverRate != l.cmd.DeliverRate || in.DeliverRate != l.cmd.DeliverShareFor(in.Producers):
+		return reject(ReasonShare, "%v of %v deliveries/s with %d producers, command %v", in.DeliverRate, in.FleetDeliverRate, in.Producers, l.cmd.DeliverRate)
 	case in.Connections != l.cmd.ConnectionsFor(in.Producers):
 		return reject(ReasonShare, "%d connections of %d producers, command %d", in.Connections, in.Producers, l.cmd.ConnectionsFor(in.Producers))
 	case b.From < -l.warmup-int64(earliness) || b.To > l.duration+int64(lateness):
@@ -104,6 +108,7 @@ func (l *limits) check(b *messages.SampleBatch) error {
 func volume(b *messages.SampleBatch) (uint64, bool) {
 	s := checkedSum{}
 	s.add(b.Scheduled, b.Health.Dropped, b.Health.Lost)
+	s.add(b.Arrivals.Watched, b.Arrivals.Seen, b.Arrivals.Missing, b.Arrivals.Duplicates)
 	for i := range b.Phases {
 		p := &b.Phases[i]
 		s.add(p.Attempted, p.Dropped, p.Response.Count, p.Service.Count, p.TLS.Count)

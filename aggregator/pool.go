@@ -58,6 +58,7 @@ type totals struct {
 	cpuMax                              float64
 	checks                              messages.Checks
 	setup                               setupSums
+	arrivals                            messages.Arrivals
 }
 
 // NewPool returns an empty pool for run's step. It does no I/O.
@@ -81,7 +82,7 @@ func NewCommandPool(cmd messages.StepCommand, opts *PoolOptions) *Pool {
 	if cmd.ProducerConnections == 0 {
 		p.conns = cmd.Connections
 	}
-	p.info = messages.StepInfo{FleetRate: cmd.Rate, Warmup: lim.warmup, Duration: lim.duration}
+	p.info = messages.StepInfo{FleetRate: cmd.Rate, FleetDeliverRate: cmd.DeliverRate, Warmup: lim.warmup, Duration: lim.duration}
 	return p
 }
 
@@ -190,6 +191,7 @@ func (p *Pool) commit(b *messages.SampleBatch, k batchKey) {
 	t.completed += b.Completed
 	t.checks.Add(b.Checks)
 	t.setup.add(b.Setup)
+	t.arrivals.Add(b.Arrivals)
 	t.dropped += b.Health.Dropped
 	t.lost += b.Health.Lost
 	t.lagP99Max = max(t.lagP99Max, b.Health.LagP99)
@@ -269,6 +271,7 @@ type producerAcc struct {
 	errors    uint64
 	saturated bool
 	rate      float64                                 // its share of the target, commands/s
+	deliver   float64                                 // its share of the deliver rate, deliveries/s
 	sessions  uint32                                  // the most sessions it reported open
 	health    messages.Health                         // the highest of its batches' figures
 	lagging   messages.Health                         // the same over its saturated batches
@@ -278,7 +281,7 @@ type producerAcc struct {
 
 func (pa *producerAcc) add(b *messages.SampleBatch) {
 	if pa.batches == 0 {
-		pa.rate = b.Info.Rate
+		pa.rate, pa.deliver = b.Info.Rate, b.Info.DeliverRate
 	}
 	pa.batches++
 	v, _ := volume(b)

@@ -58,6 +58,7 @@ func (p *Pool) Result() messages.StepResult {
 	r.Setup = p.totals.setup.result()
 	r.Health = p.health()
 	r.Connections = p.connections(p.conns)
+	r.Deliveries = p.deliveries()
 	r.GeneratorSaturated = len(r.Health.SaturatedProducers) > 0
 	verdict.Stamp(&r, verdict.DefaultThreshold)
 	return r

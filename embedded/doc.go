@@ -36,7 +36,13 @@
 //     NO [SERVERBUG];
 //   - bounded mailboxes (1000 messages by default): APPEND quietly expunges
 //     the oldest messages beyond MaxMessages, so long load runs keep SELECT
-//     cheap.
+//     cheap;
+//   - mail delivery: with LMTPAddr, an LMTP listener (RFC 2033, go-smtp's
+//     server) stores delivered mail in the recipients' INBOXes, where IDLE
+//     sessions see its EXISTS; each recipient passes the command gate like a
+//     command, then a delivery pool of its own (DeliverWorkers slots held for
+//     DeliverServiceTime), so delivery can be the server's bottleneck
+//     ([IMAP.DeliverCapacity]); NoFraction answers a recipient 451.
 //
 // Costs are charged per command at the connection, before go-imap parses
 // it: the connection splits the client's byte stream into commands

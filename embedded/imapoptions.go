@@ -39,6 +39,23 @@ type IMAPOptions struct {
 	// work). 0 means none.
 	ServiceTime time.Duration
 
+	// LMTPAddr, when set, also serves LMTP (RFC 2033) there
+	// ("127.0.0.1:0": a random port; see IMAP.LMTPAddr): mail delivered to
+	// an account ("user1" or "user1@any.domain") is stored in its INBOX,
+	// and its IDLE sessions are told of it. Default: none.
+	LMTPAddr string
+	// DeliverWorkers and DeliverServiceTime are the delivery pool, the
+	// deliveries' own knobs: each recipient of a delivery holds one of
+	// DeliverWorkers slots for DeliverServiceTime (a timer wait), after
+	// passing the command gate (Workers, ServiceTime, SlowDelay) as a
+	// command does, so that deliveries cost the server what commands cost
+	// and can be made its bottleneck: at most
+	// DeliverWorkers/DeliverServiceTime deliveries per second, the rest
+	// queued without bound. 0 workers means no pool: each waits
+	// DeliverServiceTime.
+	DeliverWorkers     int
+	DeliverServiceTime time.Duration
+
 	// SlowFraction is the fraction of accounts, in [0, 1], whose mailbox
 	// commands pay SlowDelay. The choice is a stable FNV hash of the name;
 	// see IMAP.IsSlow.
@@ -164,6 +181,8 @@ func (o *IMAPOptions) validate() error {
 		return fmt.Errorf("%w: UserFormat %q must turn a number into a distinct name", ErrBadOption, o.UserFormat)
 	case o.Workers < 0 || o.ServiceTime < 0 || o.SlowDelay < 0 || o.LoginCacheTTL < 0 || o.LoginDelay < 0:
 		return fmt.Errorf("%w: negative Workers, ServiceTime, SlowDelay, LoginCacheTTL or LoginDelay", ErrBadOption)
+	case o.DeliverWorkers < 0 || o.DeliverServiceTime < 0:
+		return fmt.Errorf("%w: negative DeliverWorkers or DeliverServiceTime", ErrBadOption)
 	case o.TLS && o.StartTLS:
 		return fmt.Errorf("%w: TLS and StartTLS together", ErrBadOption)
 	case o.BcryptCost < 0 || o.BcryptCost > 31:

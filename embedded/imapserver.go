@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,7 @@ type IMAP struct {
 	srv       *imapserver.Server
 	ln        net.Listener
 	metrics   *metricsServer // nil without MetricsAddr
+	lmtp      *lmtpServer    // nil without LMTPAddr
 	done      chan struct{}  // closed by Close
 	served    chan struct{}  // closed when Serve returns
 	sessWG    sync.WaitGroup
@@ -68,6 +70,11 @@ func StartIMAP(opts *IMAPOptions) (*IMAP, error) {
 	s.ln = ln
 	if err := s.startMetrics(); err != nil {
 		ln.Close()
+		return nil, err
+	}
+	if err := s.startLMTP(); err != nil {
+		ln.Close()
+		s.stopMetrics()
 		return nil, err
 	}
 	s.srv = imapserver.New(s.serverOptions())
@@ -148,6 +155,9 @@ type printfLogger func(format string, args ...any)
 
 func (l printfLogger) Printf(format string, args ...any) { l(format, args...) }
 
+// Println makes it an smtp.Logger too (the LMTP listener's).
+func (l printfLogger) Println(args ...any) { l("%s", strings.TrimSuffix(fmt.Sprintln(args...), "\n")) }
+
 func (s *IMAP) serve() {
 	defer close(s.served)
 	err := s.srv.Serve(listener{Listener: s.ln, s: s})
@@ -178,6 +188,9 @@ func (s *IMAP) Close() error {
 			s.closeErr = fmt.Errorf("embedded: IMAP close: %w", err)
 		}
 		<-s.served // no connection arrives after this
+		if err := s.closeLMTP(); err != nil && s.closeErr == nil {
+			s.closeErr = err
+		}
 		// Closing the TCP connections first makes go-imap's own closing
 		// (TLS close_notify included) fail fast instead of waiting on
 		// clients that do not read.

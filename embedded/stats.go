@@ -31,6 +31,8 @@ type IMAPStats struct {
 	Dropped uint64
 	// NoReplies counts commands answered NO by NoFraction.
 	NoReplies uint64
+	// Delivered counts messages stored by LMTP, one per recipient.
+	Delivered uint64
 }
 
 // SessionInfo describes one logged-in session.
@@ -48,6 +50,7 @@ type counters struct {
 	connections, loginsOK, loginsFailed atomic.Uint64
 	cacheHits, cacheMisses              atomic.Uint64
 	commands, dropped, noReplies        atomic.Uint64
+	delivered                           atomic.Uint64
 	active                              atomic.Int64
 
 	mu     sync.Mutex
@@ -76,7 +79,7 @@ func (c *counters) snapshot() IMAPStats {
 		LoginsOK: c.loginsOK.Load(), LoginsFailed: c.loginsFailed.Load(),
 		LoginCacheHits: c.cacheHits.Load(), LoginCacheMisses: c.cacheMisses.Load(),
 		Commands: c.commands.Load(), CommandsByName: byName,
-		Dropped: c.dropped.Load(), NoReplies: c.noReplies.Load(),
+		Dropped: c.dropped.Load(), NoReplies: c.noReplies.Load(), Delivered: c.delivered.Load(),
 	}
 }
 

@@ -56,6 +56,9 @@ type SampleBatch struct {
 	// Checks counts the APPEND→FETCH integrity checks of APPENDs whose
 	// intended start fell in the measurement window (absent: none).
 	Checks Checks `msgpack:"checks"`
+	// Arrivals counts what became of the window's deliveries to accounts
+	// with a held IDLE connection (zero without deliveries).
+	Arrivals Arrivals `msgpack:"arrivals"`
 	// Health is the producer's own health during this batch.
 	Health Health `msgpack:"health"`
 	// Setup counts the sessions' set-up stages up to the end of the window
@@ -110,6 +113,11 @@ type StepInfo struct {
 	// Connections is how many IDLE connections this producer holds in the
 	// step (its share of StepCommand.Connections); 0 when it holds none.
 	Connections int `msgpack:"connections,omitempty"`
+	// FleetDeliverRate is the step command's fleet-wide deliver rate and
+	// DeliverRate this producer's share of it, deliveries/s; 0 without
+	// deliveries.
+	FleetDeliverRate float64 `msgpack:"fleet_deliver_rate,omitempty"`
+	DeliverRate      float64 `msgpack:"deliver_rate,omitempty"`
 }
 
 // PhaseStats is one phase's measurements in one batch. Only commands whose

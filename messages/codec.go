@@ -101,6 +101,7 @@ func (b *SampleBatch) Validate() error {
 	if wrapped(b.Checks.Run, b.Checks.Failed, b.Checks.Unaddressable) || b.Checks.Failed > b.Checks.Run {
 		bad("checks: run %d, failed %d, unaddressable %d out of range", b.Checks.Run, b.Checks.Failed, b.Checks.Unaddressable)
 	}
+	b.Arrivals.validate(bad)
 	var seen [numPhases]bool
 	for i := range b.Phases {
 		p := &b.Phases[i]
@@ -126,6 +127,9 @@ func (s *StepInfo) validate(bad func(string, ...any)) {
 	}
 	if s.Connections < 0 || s.Connections > MaxConnections {
 		bad("info: connections %d out of range", s.Connections)
+	}
+	if !finiteIn(s.FleetDeliverRate, 0, MaxRate) || !finiteIn(s.DeliverRate, 0, MaxRate) {
+		bad("info: deliver rates %v/%v out of range", s.FleetDeliverRate, s.DeliverRate)
 	}
 	if s.Producers < 0 || s.Warmup < 0 || s.Duration < 0 ||
 		s.Warmup > int64(MaxWarmup) || s.Duration > int64(MaxStepDuration) {

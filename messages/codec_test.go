@@ -258,6 +258,13 @@ func TestBatchValidation(t *testing.T) {
 		{name: "integrity checks", mutate: func(b *messages.SampleBatch) { b.Checks = messages.Checks{Run: 5, Failed: 1, Unaddressable: 2} }},
 		{name: "more checks failed than run", mutate: func(b *messages.SampleBatch) { b.Checks = messages.Checks{Run: 1, Failed: 2} }, wantErr: "checks: run 1, failed 2"},
 		{name: "negative checks", mutate: func(b *messages.SampleBatch) { b.Checks.Unaddressable = math.MaxUint64 }, wantErr: "checks: run"},
+		{name: "arrivals", mutate: func(b *messages.SampleBatch) {
+			b.Arrivals = messages.Arrivals{Watched: 5, Seen: 7, Missing: 1, Duplicates: 1} // seen late: counted in a later batch
+			b.Info.FleetDeliverRate, b.Info.DeliverRate = 20, 10
+		}},
+		{name: "arrivals wrap", mutate: func(b *messages.SampleBatch) { b.Arrivals = messages.Arrivals{Watched: math.MaxUint64, Seen: 2} }, wantErr: "arrivals: watched"},
+		{name: "NaN deliver rate", mutate: func(b *messages.SampleBatch) { b.Info.DeliverRate = math.NaN() }, wantErr: "info: deliver rates 0/NaN"},
+		{name: "negative fleet deliver rate", mutate: func(b *messages.SampleBatch) { b.Info.FleetDeliverRate = -1 }, wantErr: "info: deliver rates -1/0"},
 		{name: "window backwards", mutate: func(b *messages.SampleBatch) { b.To = b.From - 1 }, wantErr: "window: to"},
 		{name: "NaN fleet rate", mutate: func(b *messages.SampleBatch) { b.Info.FleetRate = math.NaN() }, wantErr: "info: rates NaN"},
 		{name: "negative rate", mutate: func(b *messages.SampleBatch) { b.Info.Rate = -1 }, wantErr: "info: rates"},

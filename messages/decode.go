@@ -180,6 +180,9 @@ func (r *StepReply) Validate() error {
 	if r.Connections < 0 || r.Connections > MaxConnections {
 		bad("connections %d: out of range", r.Connections)
 	}
+	if !finiteIn(r.DeliverRate, 0, MaxRate) {
+		bad("deliver_rate %v deliveries/s: out of range", r.DeliverRate)
+	}
 	if r.Accepted && (r.Error != "" || len(r.Problems) > 0) {
 		bad("accepted with an error: %.80q", r.Error)
 	}

@@ -21,6 +21,7 @@ var fieldExpects = map[string]string{
 	"rate":                 "a number of commands per second",
 	"producer_rate":        "a number of commands per second",
 	"session_rate":         "a number of sessions per second",
+	"deliver_rate":         "a number of deliveries per second",
 	"producers":            "a whole number of producers",
 	"connections":          "a whole number of connections",
 	"producer_connections": "a whole number of connections",

@@ -31,6 +31,8 @@ func TestParseStepCommandOwnTerms(t *testing.T) {
 		{"arrival as true", step(`"arrival":true`), []string{`arrival: expected "constant" or "poisson", got true`}},
 		{"session rate as a string", `{"run":"r1","step":1,"duration":"1s","script":"login logout","session_rate":"30"}`,
 			[]string{`session_rate: expected a number of sessions per second, got a string ("30")`}},
+		{"deliver rate as a string", step(`"deliver_rate":"5/s"`),
+			[]string{`deliver_rate: expected a number of deliveries per second, got a string ("5/s")`}},
 		{"long value shortened", step(`"profile":["` + strings.Repeat("x", 80) + `"]`),
 			[]string{`profile: expected a profile name such as "desktop", got an array (["` + strings.Repeat("x", 38) + `…)`}},
 		{"several at once", `{"run":"r1","step":0,"rate":10,"duration":"1s","mix":"fetch","rat":3}`,

@@ -35,8 +35,15 @@ func FuzzDecodeBatch(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	deliv := batchOf(f, 2)
+	deliv.Info.FleetDeliverRate, deliv.Info.DeliverRate = 40, 20
+	deliv.Arrivals = messages.Arrivals{Watched: 30, Seen: 28, Missing: 1, Duplicates: 1}
+	delivering, err := messages.EncodeBatch(deliv)
+	if err != nil {
+		f.Fatal(err)
+	}
 	for _, seed := range [][]byte{
-		small, small[:len(small)/2], batch0, holding, setup, marshal(f, rawBatch(f)), hostileSetup(f),
+		small, small[:len(small)/2], batch0, holding, setup, delivering, marshal(f, rawBatch(f)), hostileSetup(f),
 		hostilePhases, hostileLatencies, hostileSketch, hostileString,
 	} {
 		f.Add(seed)
@@ -74,6 +81,8 @@ func FuzzParseStepCommand(f *testing.F) {
 		`{"run":"r","step":1,"duration":"1s","script":"LOGIN select,fetch logout","session_rate":7}`,
 		`{"run":"r","step":1,"duration":"1s","script":"select login","session_rate":1e308}`,
 		step(`"connections":2000,"producer_connections":-1`),
+		step(`"deliver_rate":25,"connections":10`),
+		step(`"deliver_rate":"x","mix":{"deliver":1}`),
 		`{"run":"a b","step":0,"rate":-1,"duration":"48h","warmup":"-1s"}`,
 		exampleStep + `}`,
 		`{"duration":30}`,

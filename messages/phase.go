@@ -32,6 +32,8 @@ const (
 	Idle                      // push latency: another connection's APPEND to EXISTS on a session in IDLE (RFC 2177, §6.3.13)
 	Logout                    // LOGOUT (§6.1.3)
 	Hold                      // a held connection's set-up: dial + LOGIN + SELECT + IDLE accepted (RFC 2177)
+	Deliver                   // one message delivered by LMTP (RFC 2033) or SMTP: dial, LHLO/EHLO, MAIL, RCPT, DATA and its replies
+	Inbox                     // time to inbox: a delivery's end of DATA to the EXISTS on a held IDLE connection of its account
 	numPhases
 )
 
@@ -39,7 +41,8 @@ const (
 const NumPhases = int(numPhases)
 
 var phaseNames = [numPhases]string{"dial", "login", "list", "select", "fetch", "store", "append",
-	"status", "search_date", "search_header", "body", "copy", "move", "expunge", "noop", "idle", "logout", "hold"}
+	"status", "search_date", "search_header", "body", "copy", "move", "expunge", "noop", "idle", "logout", "hold",
+	"deliver", "inbox"}
 
 // Phases lists every phase in session order.
 func Phases() []Phase {
@@ -65,7 +68,9 @@ func (p Phase) Valid() bool { return p < numPhases }
 // the offered rate (and that delivered throughput counts). Dial and login are
 // session set-up, done when a session (re)connects; hold is a held
 // connection's set-up, timed apart so that it leaves dial and login alone.
-func (p Phase) Scheduled() bool { return p > Login && p < numPhases && p != Hold }
+// Deliver and inbox are scheduled at a rate of their own (StepCommand's
+// DeliverRate) and counted apart, in StepResult.Deliveries.
+func (p Phase) Scheduled() bool { return p > Login && p < Hold }
 
 // ParsePhase returns the phase named name.
 func ParsePhase(name string) (Phase, error) {

@@ -23,7 +23,24 @@ type Profile struct {
 	Script string
 	// FetchTarget pins FETCH and body FETCH to "recent" or "random" messages.
 	FetchTarget string
+	// DeliverPerAccount is the mail one account of this kind receives, in
+	// deliveries per second: what imapload run and demo offer as the step's
+	// deliver_rate, times the accounts, when they deliver and are given no
+	// --deliver-rate (0: none). The figures are in docs/delivery.md.
+	DeliverPerAccount float64
 }
+
+// Mail received per account, deliveries/s. The Radicati Group's email
+// statistics, as widely quoted (e.g. WWLP, 2014-07-30: "121 emails; that's
+// the average number of messages employees get every day", rising to 140
+// by 2018), put a business user at about 121 messages received a day.
+// A desktop client is an office worker's: those arrive in an 8-hour
+// working day, 121 / 28,800 s. A phone sees the same mailbox over a
+// 16-hour waking day, 121 / 57,600 s: half the rate, for more hours.
+const (
+	desktopDeliverPerAccount = 121.0 / (8 * 3600)
+	mobileDeliverPerAccount  = 121.0 / (16 * 3600)
+)
 
 // ImaptestCycle is imaptest's default session with every command it may
 // send: LOGIN, LIST, STATUS, SELECT, FETCH, FETCH2 (a whole body), COPY,
@@ -51,14 +68,16 @@ var profiles = []Profile{
 			"read; per LOGIN about 30 STATUS, 10 SELECT, 25 FETCH, 15 whole-body FETCH, 10 STORE, 5 NOOP, 3 APPEND, 1 EXPUNGE",
 		Mix: map[string]float64{"status": 30, "select": 10, "fetch": 25, "body": 15, "store": 10, "noop": 5,
 			"append": 3, "expunge": 1, "logout": 1},
-		FetchTarget: "recent",
+		FetchTarget:       "recent",
+		DeliverPerAccount: desktopDeliverPerAccount,
 	},
 	{
 		Name: "mobile",
 		Doc: "a phone: short sessions, a new LOGIN each time the app wakes, that select INBOX and fetch the " +
 			"newest headers: LOGIN SELECT FETCH FETCH LOGOUT (offer it in sessions/s with session_rate)",
-		Script:      "login select fetch fetch logout",
-		FetchTarget: "recent",
+		Script:            "login select fetch fetch logout",
+		FetchTarget:       "recent",
+		DeliverPerAccount: mobileDeliverPerAccount,
 	},
 	{
 		Name: "webmail",

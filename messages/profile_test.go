@@ -58,3 +58,21 @@ func TestStepCommandProfile(t *testing.T) {
 		t.Errorf("sessions/s with a mix profile: error = %v, want session_rate: needs a script", err)
 	}
 }
+
+// TestProfileDeliveries: the desktop and mobile profiles receive mail at
+// 121 messages a day per account (an 8-hour working day on a desktop, a
+// 16-hour waking day on a phone); the others deliver none, and a profile
+// never sets a step's deliver_rate by itself (producers without a delivery
+// target would refuse the step).
+func TestProfileDeliveries(t *testing.T) {
+	want := map[string]float64{"desktop": 121.0 / 28800, "mobile": 121.0 / 57600}
+	for _, p := range messages.Profiles() {
+		if got := p.DeliverPerAccount; got != want[p.Name] {
+			t.Errorf("profile %s: DeliverPerAccount = %v deliveries/s, want %v", p.Name, got, want[p.Name])
+		}
+		c, err := messages.ParseStepCommand([]byte(`{"run":"r","step":1,"duration":"10s","rate":5,"profile":"` + p.Name + `"}`))
+		if err != nil || c.Normalized().DeliverRate != 0 {
+			t.Errorf("profile %s: step deliver_rate %v, error %v; want 0, nil", p.Name, c.Normalized().DeliverRate, err)
+		}
+	}
+}

@@ -103,6 +103,9 @@ type StepResult struct {
 	// Connections is what the step's held IDLE connections did; absent when
 	// the step held none.
 	Connections *ConnectionsResult `json:"connections,omitempty"`
+	// Deliveries is what the step's deliveries (StepCommand.DeliverRate)
+	// did; absent when the step delivered none.
+	Deliveries *DeliveriesResult `json:"deliveries,omitempty"`
 	// Server is what the observers (imapload observe) scraped from the
 	// server's own metrics endpoints during the window: the mail host's CPU,
 	// disk and memory from node_exporter, Dovecot's logins and command
@@ -116,7 +119,8 @@ type StepResult struct {
 	// server that may not have recovered (CaveatAfterOverload).
 	Caveats []Reason `json:"caveats,omitempty"`
 	// Below says why a below step is below: the command rate, the held
-	// connections, or new connections failing (see package verdict).
+	// connections, new connections failing, or the deliveries (see package
+	// verdict).
 	Below string `json:"below,omitempty"`
 	// Batches counts batches merged; Duplicates, Corrupt and Lost count
 	// batches seen twice, undecodable, and reported lost by producers.

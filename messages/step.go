@@ -94,6 +94,12 @@ type StepCommand struct {
 	// ProducerConnections, when > 0, overrides the share: every producer
 	// holds this many connections.
 	ProducerConnections int `json:"producer_connections,omitempty"`
+	// DeliverRate is the fleet-wide rate of messages delivered by LMTP (RFC
+	// 2033) or SMTP to the step's accounts, in deliveries per second, beside
+	// Rate and divided among producers as Rate is (see DeliverShareFor). 0
+	// delivers none. It needs producers started with a delivery target
+	// (--lmtp or --smtp).
+	DeliverRate float64 `json:"deliver_rate,omitempty"`
 }
 
 // StepProblems returns each problem a step command's error lists (see
@@ -161,6 +167,9 @@ func (c StepCommand) Validate() error {
 	if c.ProducerConnections < 0 || c.ProducerConnections > MaxConnections {
 		bad("producer_connections: %d, want 0 (unset) up to %d", c.ProducerConnections, MaxConnections)
 	}
+	if c.DeliverRate < 0 || c.DeliverRate > MaxRate || math.IsNaN(c.DeliverRate) || math.IsInf(c.DeliverRate, 0) {
+		bad("deliver_rate: %v deliveries/s, want 0 (none) up to %g", c.DeliverRate, float64(MaxRate))
+	}
 	if c.Arrival != "" && c.Arrival != ArrivalConstant && c.Arrival != ArrivalPoisson {
 		bad("arrival: %q, want %q or %q", c.Arrival, ArrivalConstant, ArrivalPoisson)
 	}
@@ -208,6 +217,8 @@ func ValidateMix(mix map[string]float64) error {
 		switch {
 		case err != nil:
 			errs = append(errs, err)
+		case p == Deliver || p == Inbox:
+			errs = append(errs, fmt.Errorf("%q is not an IMAP command: deliveries have a rate of their own, deliver_rate", name))
 		case !p.Scheduled():
 			errs = append(errs, fmt.Errorf("%q is session set-up, not a scheduled command", name))
 		case w < 0 || math.IsNaN(w) || math.IsInf(w, 0):
@@ -328,6 +339,8 @@ type StepReply struct {
 	Producers int `json:"producers,omitempty"`
 	// Connections is the producer's share of the held connections.
 	Connections int `json:"connections,omitempty"`
+	// DeliverRate is the producer's share of the deliver rate, deliveries/s.
+	DeliverRate float64 `json:"deliver_rate,omitempty"`
 }
 
 // ProducerInfo is a producer's entry in ProducersBucket, re-put as a heartbeat.

@@ -66,6 +66,11 @@ func TestParseStepCommand(t *testing.T) {
 		{name: "client commands in the mix", in: step(`"mix":{"status":1,"search_date":1,"search_header":1,"body":1,"copy":1,"move":1,"expunge":1,"noop":1,"idle":1}`)},
 		{name: "fetch target recent", in: step(`"fetch_target":"recent"`)},
 		{name: "fetch target random", in: step(`"fetch_target":"random"`)},
+		{name: "deliver rate", in: step(`"deliver_rate":12.5,"connections":10`)},
+		{name: "negative deliver rate", in: step(`"deliver_rate":-1`), wantErr: "deliver_rate: -1 deliveries/s, want 0 (none)"},
+		{name: "deliver rate above max", in: step(`"deliver_rate":2e7`), wantErr: "deliver_rate: 2e+07 deliveries/s"},
+		{name: "deliver in the mix", in: step(`"mix":{"deliver":1,"fetch":1}`), wantErr: `"deliver" is not an IMAP command: deliveries have a rate of their own, deliver_rate`},
+		{name: "inbox in the mix", in: step(`"mix":{"inbox":1,"fetch":1}`), wantErr: `"inbox" is not an IMAP command`},
 
 		{name: "missing run", in: `{"step":1,"rate":1000,"duration":"30s"}`, wantErr: "run: missing"},
 		{name: "run with a dot", in: `{"run":"r.1","step":1,"rate":1000,"duration":"30s"}`, wantErr: "run: messages: invalid name"},
@@ -252,6 +257,32 @@ func TestShareFor(t *testing.T) {
 			c := messages.StepCommand{Rate: tt.rate, ProducerRate: tt.producerRate, Producers: tt.producers}
 			if got := c.ShareFor(tt.live); got != tt.want {
 				t.Errorf("ShareFor(%d) = %v, want %v", tt.live, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDeliverShareFor(t *testing.T) {
+	tests := []struct {
+		name      string
+		cmd       messages.StepCommand
+		live      int
+		want      float64
+		wantShare float64 // ShareFor, untouched by the deliver rate
+	}{
+		{name: "split over live producers", cmd: messages.StepCommand{Rate: 100, DeliverRate: 40}, live: 4, want: 10, wantShare: 25},
+		{name: "no live producer counts as one", cmd: messages.StepCommand{Rate: 100, DeliverRate: 40}, want: 40, wantShare: 100},
+		{name: "producers overrides live", cmd: messages.StepCommand{Rate: 100, DeliverRate: 40, Producers: 8}, live: 2, want: 5, wantShare: 12.5},
+		{name: "producer rate leaves deliveries shared", cmd: messages.StepCommand{Rate: 100, ProducerRate: 70, DeliverRate: 40}, live: 2, want: 20, wantShare: 70},
+		{name: "no deliveries", cmd: messages.StepCommand{Rate: 100}, live: 2, want: 0, wantShare: 50},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.cmd.DeliverShareFor(tt.live); got != tt.want {
+				t.Errorf("DeliverShareFor(%d) = %v, want %v", tt.live, got, tt.want)
+			}
+			if got := tt.cmd.ShareFor(tt.live); got != tt.wantShare {
+				t.Errorf("ShareFor(%d) = %v, want %v", tt.live, got, tt.wantShare)
 			}
 		})
 	}

@@ -144,7 +144,8 @@ func TestValidName(t *testing.T) {
 
 func TestPhaseNames(t *testing.T) {
 	want := []string{"dial", "login", "list", "select", "fetch", "store", "append",
-		"status", "search_date", "search_header", "body", "copy", "move", "expunge", "noop", "idle", "logout", "hold"}
+		"status", "search_date", "search_header", "body", "copy", "move", "expunge", "noop", "idle", "logout", "hold",
+		"deliver", "inbox"}
 	ps := messages.Phases()
 	if len(ps) != messages.NumPhases || len(ps) != len(want) {
 		t.Fatalf("Phases() has %d phases, NumPhases = %d, want %d", len(ps), messages.NumPhases, len(want))
@@ -156,7 +157,8 @@ func TestPhaseNames(t *testing.T) {
 	}
 	consts := []messages.Phase{messages.Dial, messages.Login, messages.List, messages.Select,
 		messages.Fetch, messages.Store, messages.Append, messages.Status, messages.SearchDate, messages.SearchHeader,
-		messages.Body, messages.Copy, messages.Move, messages.Expunge, messages.Noop, messages.Idle, messages.Logout, messages.Hold}
+		messages.Body, messages.Copy, messages.Move, messages.Expunge, messages.Noop, messages.Idle, messages.Logout, messages.Hold,
+		messages.Deliver, messages.Inbox}
 	if !slices.Equal(ps, consts) {
 		t.Errorf("Phases() = %v, want the constants in session order %v", ps, consts)
 	}
@@ -168,6 +170,10 @@ func TestPhaseNames(t *testing.T) {
 	wantBad := fmt.Sprintf("phase(%d)", messages.NumPhases)
 	if bad := messages.Phase(messages.NumPhases); bad.Valid() || bad.String() != wantBad {
 		t.Errorf("Phase(%d) valid %v, String() = %q; want invalid %q", messages.NumPhases, bad.Valid(), bad, wantBad)
+	}
+	if messages.Deliver.Scheduled() || messages.Inbox.Scheduled() {
+		t.Errorf("Scheduled(): deliver %v, inbox %v; want false, false (counted apart, at their own rate)",
+			messages.Deliver.Scheduled(), messages.Inbox.Scheduled())
 	}
 	if messages.Hold.Scheduled() || messages.Dial.Scheduled() || !messages.Logout.Scheduled() {
 		t.Errorf("Scheduled(): hold %v, dial %v, logout %v; want false, false, true",

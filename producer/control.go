@@ -64,13 +64,18 @@ func (p *Producer) onStep(ctx context.Context, m *nats.Msg) {
 		p.refuse(m, cmd, err)
 		return
 	}
+	if cmd.DeliverRate > 0 && p.cfg.LMTPAddr == "" && p.cfg.SMTPAddr == "" {
+		p.refuse(m, cmd, fmt.Errorf("%w: deliver_rate: %v deliveries/s, but this producer has no delivery target: start it with --lmtp HOST:PORT or --smtp HOST:PORT",
+			messages.ErrInvalidStep, cmd.DeliverRate))
+		return
+	}
 	info, err := p.share(ctx, cmd)
 	if err != nil {
 		p.refuse(m, cmd, err)
 		return
 	}
 	r := messages.StepReply{Producer: p.cfg.ID, Run: cmd.Run, Step: cmd.Step, Accepted: true,
-		Rate: info.Rate, Producers: info.Producers, Connections: info.Connections}
+		Rate: info.Rate, Producers: info.Producers, Connections: info.Connections, DeliverRate: info.DeliverRate}
 	p.respond(m, r)
 	p.stopStep()
 	p.cur = p.startStep(ctx, cmd, info)
@@ -101,6 +106,7 @@ func (p *Producer) share(ctx context.Context, cmd messages.StepCommand) (message
 	}
 	return messages.StepInfo{
 		FleetRate: cmd.Rate, Rate: cmd.ShareFor(n), Producers: n, Connections: cmd.ConnectionsFor(n),
+		FleetDeliverRate: cmd.DeliverRate, DeliverRate: cmd.DeliverShareFor(n),
 		Warmup: int64(cmd.WarmupOrDefault()), Duration: int64(cmd.Duration.D()),
 	}, nil
 }

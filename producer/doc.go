@@ -176,6 +176,37 @@
 // its socket, and no buffer while it idles — go-imap's client costs a
 // reader goroutine and two 4 KiB buffers per connection.
 //
+// # Deliveries (RFC 2033, RFC 5321)
+//
+// A step's deliver_rate (this producer's share in StepInfo.DeliverRate)
+// delivers generated mail beside the commands, open loop at a rate of its
+// own, to accounts drawn uniformly from Options.Accounts (at
+// Options.DeliverDomain when a name has no domain): by LMTP to
+// Options.LMTPAddr (LHLO) or by SMTP to Options.SMTPAddr (EHLO), each over a
+// connection of its own (STARTTLS or implicit TLS and AUTH PLAIN as
+// Options ask, for SMTP submission), at most DeliverConns at once; one
+// that finds DeliverQueue full, or waits in it more than a second for a
+// free connection, is dropped by the generator. Messages have the sizes
+// seed gives (internal/mailgen, Options.DeliverSizes) and a Message-ID
+// unique to the producer's step. Phase deliver runs from the intended start
+// (service time from the dial) to the recipient's reply after DATA; its
+// errors name the stage (dial, LHLO, MAIL, RCPT, DATA). Deliveries are
+// neither scheduled commands nor their drops: they are counted in their
+// phase and in the batch's Arrivals.
+//
+// Time to inbox (phase inbox): a delivery to an account with a held
+// connection is awaited there by its Message-ID from its end of DATA. A
+// held connection of a step that delivers learns UIDNEXT at SELECT; on an
+// EXISTS it ends IDLE, fetches the Message-ID header of each message from
+// UIDNEXT on (UID FETCH BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)]) and idles
+// again, as a phone's mail client does. The time to inbox runs to the
+// EXISTS that announced the message. A delivery not seen within
+// Options.InboxTimeout is an inbox error ("never seen") and counts as
+// missing; one connection seeing a Message-ID twice counts a duplicate. At
+// the step's end the held connections stay until every awaited delivery
+// was seen or timed out, within the step's drain (one OpTimeout; one
+// still unseen then is missing).
+//
 // Passwords are secrets: they are never logged or published, and they are
 // scrubbed from error samples as a second line of defence.
 package producer

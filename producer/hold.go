@@ -84,19 +84,27 @@ func (h *holder) hold(ctx context.Context, k int, at time.Time) {
 			continue
 		}
 		failures = 1 // a connection that breaks waits before the next set-up
-		if h.keep(ctx, c) {
+		if h.keep(ctx, c, acct.User) {
 			return
 		}
 	}
 }
 
-// keep idles on c until ctx ends (then logs out and reports true) or c
-// breaks (reported false).
-func (h *holder) keep(ctx context.Context, c *idleConn) bool {
+// keep idles on c, account's, until ctx ends (then logs out and reports
+// true) or c breaks (reported false). While the step delivers mail, c
+// watches for it (see watchIdle).
+func (h *holder) keep(ctx context.Context, c *idleConn, account string) bool {
 	h.env.held.up()
 	stop := context.AfterFunc(ctx, c.wake)
 	defer stop()
-	err := h.idle(ctx, c)
+	var err error
+	if w := h.env.inbox; w != nil {
+		w.up(account)
+		err = h.watchIdle(ctx, c, w)
+		w.down(account)
+	} else {
+		err = h.idle(ctx, c)
+	}
 	h.env.held.down(time.Now(), err != nil)
 	if err != nil {
 		h.env.fail(messages.Hold, fmt.Errorf("held connection dropped: %w", err), false) // logged once per kind
@@ -114,6 +122,34 @@ func (h *holder) idle(ctx context.Context, c *idleConn) error {
 			return err
 		}
 		if err := c.reidle(h.env.cfg.OpTimeout); err != nil {
+			return err
+		}
+	}
+}
+
+// watchIdle is idle for a step that delivers mail: an EXISTS makes c
+// fetch the new messages' Message-IDs for w (idlewatch.go). An exchange cut
+// short by the step's end is no failure.
+func (h *holder) watchIdle(ctx context.Context, c *idleConn, w *inboxWatch) error {
+	until := time.Now().Add(h.env.cfg.IdlePeriod)
+	for {
+		ev, err := c.waitExists(ctx, until)
+		if err != nil || ctx.Err() != nil {
+			return err
+		}
+		if ev.at.IsZero() {
+			c.end()
+			if err := c.reidle(h.env.cfg.OpTimeout); err != nil {
+				return err
+			}
+			until = time.Now().Add(h.env.cfg.IdlePeriod)
+			continue
+		}
+		err = c.fetchNew(ev, h.env.cfg.OpTimeout, func(id string, at time.Time) { w.sighted(c, id, at) })
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
 			return err
 		}
 	}
@@ -144,7 +180,7 @@ func (h *holder) connect(ctx context.Context, acct Account) (*idleConn, error) {
 	defer stop()
 	err = c.login(acct.User, acct.Password, cfg.Auth == AuthPlain)
 	if err == nil {
-		err = c.command("SELECT INBOX")
+		err = c.selectInbox()
 	}
 	if err == nil {
 		err = c.idle()

@@ -113,7 +113,7 @@ func holdIdleConns(b *testing.B, ctx context.Context, tg *benchTarget, n int, up
 				return
 			}
 			up()
-			_ = h.keep(hctx, c)
+			_ = h.keep(hctx, c, "")
 		})
 	}
 	return func() { cancel(); wg.Wait() }

@@ -29,6 +29,9 @@ type idleConn struct {
 	conn net.Conn
 	br   *bufio.Reader // nil while idling
 	tag  int
+	// uidNext is the UID of INBOX's next message, noted at SELECT and
+	// moved past each message fetched (idlewatch.go).
+	uidNext uint64
 }
 
 // lineBufs are the line readers of exchanges in progress.

@@ -39,6 +39,7 @@ type sessionEnv struct {
 	// waiting then is cut, as it can serve nothing the step measures.
 	win    context.Context
 	endWin context.CancelFunc
+	inbox  *inboxWatch // deliveries awaited on them; nil when the step delivers none
 	// fetchTarget is the step's messages.FetchRandom or FetchRecent.
 	fetchTarget string
 	finished    chan struct{} // closed when the dispatcher has stopped and closed the queue

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/imapload/imapload/bus"
+	"github.com/imapload/imapload/internal/mailgen"
 	"github.com/imapload/imapload/messages"
 )
 
@@ -85,6 +86,41 @@ type Options struct {
 	// Seed makes account order, command mix, arrivals and jitter repeatable
 	// (default: random).
 	Seed uint64
+	// LMTPAddr is where deliveries go by LMTP (RFC 2033), "host:port";
+	// SMTPAddr by SMTP (RFC 5321) instead. At most one; without either the
+	// producer refuses a step with a deliver_rate.
+	LMTPAddr string
+	SMTPAddr string
+	// SMTPTLS dials SMTPAddr over implicit TLS (submissions, RFC 8314,
+	// port 465); SMTPStartTLS upgrades a plain connection with STARTTLS
+	// (RFC 3207, port 587). Both use SMTPTLSConfig (default: the system
+	// roots and SMTPAddr's host as server name). At most one; neither
+	// applies to LMTP, which is spoken on a trusted local network.
+	SMTPTLS       bool
+	SMTPStartTLS  bool
+	SMTPTLSConfig *tls.Config
+	// SMTPUser and SMTPPassword, when SMTPUser is set, authenticate every
+	// SMTP delivery with AUTH PLAIN (RFC 4954, RFC 4616) after the hello,
+	// as a submission server requires. The password is never logged.
+	SMTPUser     string
+	SMTPPassword string
+	// DeliverConns bounds the deliveries in flight, each over a connection
+	// of its own (default 16); DeliverQueue the deliveries waiting for one
+	// (default 4·DeliverConns), beyond which, or after a second's wait for a
+	// connection, a delivery is dropped by the generator.
+	DeliverConns int
+	DeliverQueue int
+	// DeliverSizes is the size table of delivered messages
+	// (mailgen.ParseSizes; default mailgen.DefaultSizes, seed's).
+	DeliverSizes string
+	// DeliverDomain is the domain of a recipient whose account name has
+	// none (default "example.org", as seed's To: headers).
+	DeliverDomain string
+	// InboxTimeout is how long after its end of DATA a delivery to an
+	// account with a held connection may take to show there before it
+	// counts as missing (default 30 s; at the step's end, at most the
+	// OpTimeout of its drain).
+	InboxTimeout time.Duration
 	// OnBatch, if set, is called with every batch the producer cuts, before
 	// it is published (e.g. to expose it as metrics). It runs on the step's
 	// flush path: it must be quick, and must neither keep nor modify the
@@ -112,6 +148,7 @@ const maxReservoir = 8192
 type config struct {
 	Options
 	mix       mix
+	sizes     mailgen.Sizes // of delivered messages
 	localAddr net.Addr
 	local     bool // Addr is this host's own (see localTarget)
 	sessions  int  // effective: capped by the account pool
@@ -133,8 +170,14 @@ func (o *Options) config() (*config, error) {
 	}
 	c.mix = m
 	c.local = localTarget(c.Addr)
+	if c.sizes, err = mailgen.ParseSizes(c.DeliverSizes); err != nil {
+		return nil, fmt.Errorf("%w: DeliverSizes: %w", ErrBadOptions, err)
+	}
 	c.sessions = min(c.Sessions, len(c.Accounts)*c.SessionsPerAccount)
 	c.secrets = passwords(c.Accounts)
+	if c.SMTPPassword != "" {
+		c.secrets = append(c.secrets, c.SMTPPassword)
+	}
 	return &c, nil
 }
 
@@ -148,6 +191,11 @@ func (c *config) setDefaults() {
 	c.IdlePeriod = orDuration(c.IdlePeriod, defaultIdlePeriod)
 	c.PublishRetry = orDuration(c.PublishRetry, 2*time.Minute)
 	c.Reservoir = orInt(c.Reservoir, 1024)
+	c.DeliverConns = orInt(c.DeliverConns, 16)
+	c.DeliverQueue = orInt(c.DeliverQueue, 4*c.DeliverConns)
+	c.DeliverSizes = orString(c.DeliverSizes, func() string { return mailgen.DefaultSizes })
+	c.DeliverDomain = orString(c.DeliverDomain, func() string { return "example.org" })
+	c.InboxTimeout = orDuration(c.InboxTimeout, 30*time.Second)
 	c.Auth = orString(c.Auth, func() string { return AuthLogin })
 	c.Heartbeat = orDuration(c.Heartbeat, min(2*time.Second, c.Bus.TTL()/3))
 	if c.Mix == nil {
@@ -174,17 +222,27 @@ func (c *config) check() error {
 	if c.TLS && c.StartTLS {
 		bad("TLS and StartTLS: choose one")
 	}
+	if c.LMTPAddr != "" && c.SMTPAddr != "" {
+		bad("LMTPAddr and SMTPAddr: choose one")
+	}
+	c.checkSMTP(bad)
+	for name, a := range map[string]string{"LMTPAddr": c.LMTPAddr, "SMTPAddr": c.SMTPAddr} {
+		if _, _, err := net.SplitHostPort(a); a != "" && err != nil {
+			bad("%s %q: want host:port (%v)", name, a, err)
+		}
+	}
 	if c.Auth != AuthLogin && c.Auth != AuthPlain {
 		bad("Auth %q: want %q or %q", c.Auth, AuthLogin, AuthPlain)
 	}
 	for name, v := range map[string]int{"Sessions": c.Sessions, "SessionsPerAccount": c.SessionsPerAccount,
-		"Queue": c.Queue, "Reservoir": c.Reservoir} {
+		"Queue": c.Queue, "Reservoir": c.Reservoir, "DeliverConns": c.DeliverConns, "DeliverQueue": c.DeliverQueue} {
 		if v < 0 {
 			bad("%s: %d is negative", name, v)
 		}
 	}
 	for name, d := range map[string]time.Duration{"OpTimeout": c.OpTimeout, "SaturationLag": c.SaturationLag,
-		"FlushInterval": c.FlushInterval, "IdlePeriod": c.IdlePeriod, "Heartbeat": c.Heartbeat, "PublishRetry": c.PublishRetry} {
+		"FlushInterval": c.FlushInterval, "IdlePeriod": c.IdlePeriod, "Heartbeat": c.Heartbeat, "PublishRetry": c.PublishRetry,
+		"InboxTimeout": c.InboxTimeout} {
 		if d < 0 {
 			bad("%s: %v is negative", name, d)
 		}
@@ -200,6 +258,22 @@ func (c *config) check() error {
 	}
 	c.checkLocalAddr(bad)
 	return errors.Join(errs...)
+}
+
+// checkSMTP refuses SMTP's encryption and login where they cannot apply.
+func (c *config) checkSMTP(bad func(string, ...any)) {
+	smtpOnly := map[string]bool{"SMTPTLS": c.SMTPTLS, "SMTPStartTLS": c.SMTPStartTLS, "SMTPUser": c.SMTPUser != ""}
+	for name, set := range smtpOnly {
+		if set && c.SMTPAddr == "" {
+			bad("%s: needs SMTPAddr (LMTP has neither TLS nor AUTH here)", name)
+		}
+	}
+	if c.SMTPTLS && c.SMTPStartTLS {
+		bad("SMTPTLS and SMTPStartTLS: choose one")
+	}
+	if c.SMTPPassword != "" && c.SMTPUser == "" {
+		bad("SMTPPassword: needs SMTPUser")
+	}
 }
 
 func (c *config) checkLocalAddr(bad func(string, ...any)) {

@@ -101,3 +101,35 @@ func TestSanitizeID(t *testing.T) {
 		t.Errorf("defaultID() = %q, want a valid id", got)
 	}
 }
+
+func TestDeliverOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		want string
+	}{
+		{"both targets", func(o *Options) { o.LMTPAddr, o.SMTPAddr = "127.0.0.1:2", "127.0.0.1:3" }, "LMTPAddr and SMTPAddr: choose one"},
+		{"bad LMTP address", func(o *Options) { o.LMTPAddr = "nowhere" }, `LMTPAddr "nowhere": want host:port`},
+		{"TLS over LMTP", func(o *Options) { o.LMTPAddr, o.SMTPTLS = "127.0.0.1:2", true }, "SMTPTLS: needs SMTPAddr"},
+		{"two SMTP TLS modes", func(o *Options) { o.SMTPAddr, o.SMTPTLS, o.SMTPStartTLS = "127.0.0.1:2", true, true }, "SMTPTLS and SMTPStartTLS: choose one"},
+		{"SMTP password alone", func(o *Options) { o.SMTPAddr, o.SMTPPassword = "127.0.0.1:2", "x" }, "SMTPPassword: needs SMTPUser"},
+		{"bad sizes", func(o *Options) { o.DeliverSizes = "8k-2k:1" }, "DeliverSizes: bad size table"},
+		{"negative delivery connections", func(o *Options) { o.DeliverConns = -1 }, "DeliverConns: -1 is negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := validOptions()
+			tc.edit(o)
+			if _, err := o.config(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("config() error = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	c, err := validOptions().config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DeliverConns != 16 || c.DeliverQueue != 64 || c.InboxTimeout != 30*time.Second || c.DeliverDomain != "example.org" {
+		t.Errorf("config() deliveries: conns %d, queue %d, inbox timeout %v, domain %q; want 16, 64, 30s, example.org",
+			c.DeliverConns, c.DeliverQueue, c.InboxTimeout, c.DeliverDomain)
+	}
+}

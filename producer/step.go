@@ -98,6 +98,12 @@ func (st *stepRun) offer(ctx context.Context, cut *cutter, out chan<- *messages.
 	st.startSessions(sessCtx, &sessions, queue)
 	holdCtx, stopHold := context.WithCancel(ctx)
 	defer stopHold()
+	var delivering sync.WaitGroup
+	if rate := st.info.DeliverRate; rate > 0 {
+		st.env.inbox = newInboxWatch(st.env, st.cfg.InboxTimeout)
+		dl := newDeliverer(st.env, rate, st.cmd.ArrivalOrDefault(), st.seed)
+		delivering.Go(func() { dl.run(ctx) })
+	}
 	if n := st.info.Connections; n > 0 {
 		newHolder(st.env, n, st.seed).start(holdCtx, &held, st.cmd.StaggerOrDefault())
 		defer st.env.held.unwatch()
@@ -108,10 +114,19 @@ func (st *stepRun) offer(ctx context.Context, cut *cutter, out chan<- *messages.
 	st.dispatcher(queue).run(ctx)
 	st.env.held.endWindow()
 	st.env.endWindow()
-	stopHold() // held connections log out while the sessions drain
 	// Queued and in-flight commands get one operation timeout to finish;
-	// after an abort, only those in flight do.
+	// after an abort, only those in flight do. The deliveries in flight
+	// end within it too (deliverer.run drops the backlog), and their
+	// arrivals are awaited within it, so that a producer's final batch
+	// comes at most one OpTimeout after the step's end whatever it ran.
 	drain := time.AfterFunc(st.cfg.OpTimeout, stopSessions)
+	arrivals, stopArrivals := context.WithTimeout(ctx, st.cfg.OpTimeout)
+	defer stopArrivals()
+	delivering.Wait()
+	if st.env.inbox != nil {
+		st.env.inbox.drain(arrivals.Done()) // each at most InboxTimeout; unseen by the end of the drain: missing
+	}
+	stopHold() // held connections log out while the sessions drain
 	sessions.Wait()
 	drain.Stop()
 	held.Wait()

@@ -62,6 +62,7 @@ type Recorder struct {
 	phases  [messages.NumPhases]phaseRec
 	dropped uint64
 	checks  messages.Checks
+	arrived messages.Arrivals
 	sched   uint64
 	done    uint64
 	seq     uint64
@@ -153,6 +154,22 @@ func (r *Recorder) Drop(p messages.Phase) {
 	r.mu.Unlock()
 }
 
+// DropApart notes a job of phase p scheduled at a rate of its own (a
+// delivery) that the generator never sent: counted in the phase only, not
+// among the step's scheduled commands nor the health's drops.
+func (r *Recorder) DropApart(p messages.Phase) {
+	r.mu.Lock()
+	r.phases[p].dropped++
+	r.mu.Unlock()
+}
+
+// Arrived adds a's counts to the batch's arrivals (see messages.Arrivals).
+func (r *Recorder) Arrived(a messages.Arrivals) {
+	r.mu.Lock()
+	r.arrived.Add(a)
+	r.mu.Unlock()
+}
+
 // Scheduled notes that a command the generator scheduled has finished, with
 // ok true when it succeeded. Record or Fail note the commands it took (the
 // command itself, and any set-up such as a reconnect).
@@ -207,10 +224,10 @@ func (r *Recorder) Cut(from, to time.Duration, final bool, h messages.Health) *m
 	b := &messages.SampleBatch{
 		Run: r.run, Step: r.step, Producer: r.producer, Seq: r.seq, Final: final,
 		Sent: time.Now().UTC(), From: int64(from), To: int64(to), Info: r.info,
-		Scheduled: r.sched, Completed: r.done, Checks: r.checks,
+		Scheduled: r.sched, Completed: r.done, Checks: r.checks, Arrivals: r.arrived,
 	}
 	r.seq++
-	r.sched, r.done, r.checks = 0, 0, messages.Checks{}
+	r.sched, r.done, r.checks, r.arrived = 0, 0, messages.Checks{}, messages.Arrivals{}
 	for i := range r.phases {
 		if ps, ok := r.phases[i].take(messages.Phase(i)); ok {
 			b.Phases = append(b.Phases, ps)

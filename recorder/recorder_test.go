@@ -188,3 +188,28 @@ func TestRecorderDescribe(t *testing.T) {
 		t.Errorf("Describe(nil) kind = %q, want \"unknown error\"", kind)
 	}
 }
+
+// TestRecorderDeliveries: a delivery never sent counts in its phase only,
+// not among the step's scheduled commands nor the health's drops, and
+// arrivals add up in the batch and start afresh after a cut.
+func TestRecorderDeliveries(t *testing.T) {
+	r := recorder.New("r1", 1, "p1", messages.StepInfo{DeliverRate: 5}, &recorder.Options{Seed: 1})
+	r.DropApart(messages.Deliver)
+	r.Record(messages.Deliver, 30*time.Millisecond, 20*time.Millisecond)
+	r.Arrived(messages.Arrivals{Watched: 1})
+	r.Arrived(messages.Arrivals{Seen: 1, Duplicates: 1})
+	b := r.Cut(0, time.Second, false, messages.Health{})
+	if b.Scheduled != 0 || b.Health.Dropped != 0 {
+		t.Errorf("Cut() scheduled %d, health dropped %d; want 0, 0 (deliveries counted apart)", b.Scheduled, b.Health.Dropped)
+	}
+	ps := b.PhaseStats(messages.Deliver)
+	if ps == nil || ps.Dropped != 1 || ps.Succeeded != 1 {
+		t.Fatalf("Cut() deliver phase = %+v, want 1 dropped, 1 succeeded", ps)
+	}
+	if want := (messages.Arrivals{Watched: 1, Seen: 1, Duplicates: 1}); b.Arrivals != want {
+		t.Errorf("Cut() arrivals = %+v, want %+v", b.Arrivals, want)
+	}
+	if again := r.Cut(time.Second, 2*time.Second, true, messages.Health{}); again.Arrivals != (messages.Arrivals{}) {
+		t.Errorf("second Cut() arrivals = %+v, want none", again.Arrivals)
+	}
+}

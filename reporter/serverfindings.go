@@ -64,6 +64,8 @@ func kneeServerFindings(ok []messages.StepResult, k *messages.StepResult) []stri
 	case iowait != "":
 		out = append(out, fmt.Sprintf("%s %s: the disk", at, iowait))
 	case auth != "":
+	case deliveriesOnly(k):
+		out = append(out, deliveriesServerFinding(at, joinTexts(res)))
 	case top.used < idleUse:
 		out = append(out, fmt.Sprintf("%s the server was not busy (%s): the bottleneck is between them (the network, a proxy, the generator); the producers' own health: CPU up to %s cores, schedule lag P99 up to %s ms",
 			at, joinTexts(res), cores(k.Health.CPUMax), ms(k.Health.LagP99Max)))

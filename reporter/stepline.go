@@ -30,6 +30,9 @@ func (t told) stepLine(r *messages.StepResult) string {
 	if c := r.Connections; c != nil {
 		fmt.Fprintf(&b, "; held %d of %d IDLE connections", c.Held, c.Offered)
 	}
+	if d := r.Deliveries; d != nil {
+		fmt.Fprintf(&b, "; delivered %.1f/s of %.1f/s, %d of %d seen arriving", d.DeliveredRate, d.TargetRate, d.Seen, d.Watched)
+	}
 	if r.Below != "" {
 		b.WriteString("\n    below on " + r.Below)
 	}

@@ -223,9 +223,12 @@ func stepNotes(s *messages.StepResult, said told) []string {
 	}
 	if c := s.Connections; c != nil {
 		notes = append(notes, connectionsText(c))
-		if s.Below != "" {
-			notes = append(notes, "below on "+s.Below)
-		}
+	}
+	if d := s.Deliveries; d != nil {
+		notes = append(notes, deliveriesText(d))
+	}
+	if s.Below != "" && (s.Connections != nil || s.Deliveries != nil) {
+		notes = append(notes, "below on "+s.Below)
 	}
 	for _, n := range [][2]string{{"profile", s.Profile}, {"script", s.Script}, {"missing", strings.Join(s.Missing, ", ")}} {
 		if n[1] != "" {

@@ -45,7 +45,11 @@ func (s *Seeder) fillFolder(ctx context.Context, c *imapclient.Client, a Account
 	if err != nil {
 		return 0, err
 	}
-	p := &appender{s: s, c: c, folder: t.Folder}
+	p, closeW, err := s.writer(ctx, c, a, t.Folder)
+	if err != nil {
+		return 0, err
+	}
+	defer closeW()
 	i := have
 	for ; i < t.Count && ctx.Err() == nil; i++ {
 		m, err := s.o.Source.Message(Key{Account: a.User, Folder: t.Folder, Index: i})
@@ -53,16 +57,16 @@ func (s *Seeder) fillFolder(ctx context.Context, c *imapclient.Client, a Account
 			err = p.send(m)
 		}
 		if err != nil {
-			return p.appended, err
+			return p.done(), err
 		}
 	}
 	if err := p.drain(); err != nil {
-		return p.appended, err
+		return p.done(), err
 	}
 	if i < t.Count {
-		return p.appended, ctx.Err() // stopped short: the messages sent are in
+		return p.done(), ctx.Err() // stopped short: the messages sent are in
 	}
-	return p.appended, nil
+	return p.done(), nil
 }
 
 // count returns the messages folder holds (STATUS MESSAGES), creating it

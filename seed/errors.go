@@ -1,11 +1,16 @@
 package seed
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/imapload/imapload/internal/mailgen"
+)
 
 // Sentinel errors, wrapped with detail; check them with errors.Is.
 var (
 	// ErrBadSizes is a size table that cannot be parsed or drawn from.
-	ErrBadSizes = errors.New("seed: bad size table")
+	// Its text is mailgen's; ParseSizes prefixes it with "seed: ".
+	ErrBadSizes = mailgen.ErrBadSizes
 	// ErrBadFolders is a folder list that cannot be parsed.
 	ErrBadFolders = errors.New("seed: bad folder list")
 	// ErrBadOptions is an impossible Options value.

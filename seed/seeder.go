@@ -20,6 +20,12 @@ type Options struct {
 	TLSConfig *tls.Config // for TLS or StartTLS; nil: the system roots
 	LocalAddr string      // source IP of every dial, "" for any
 	Plain     bool        // log in with AUTHENTICATE PLAIN instead of LOGIN
+	// LMTPAddr, when set, is an LMTP server (RFC 2033, "host:port") that
+	// INBOX's missing messages are delivered to, as mail arrives, instead
+	// of APPENDed; the other folders are still APPENDed, and every folder
+	// is still counted over IMAP. Delivered mail gets its INTERNALDATE and
+	// flags from the server.
+	LMTPAddr string
 
 	Accounts []Account // the accounts to fill
 	Targets  []Target  // what each account's folders should hold

@@ -37,6 +37,9 @@ func Below(r messages.StepResult, threshold float64) string {
 		add(fmt.Sprintf("new connections failing: %d of %d hold set-ups failed (over %.0f%%)",
 			c.SetupFailed, c.SetupAttempted, 100*HoldFailShare))
 	}
+	for _, s := range deliveriesBelow(r, threshold) {
+		add(s)
+	}
 	return out
 }
 

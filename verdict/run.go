@@ -127,7 +127,7 @@ func lowestBelow(steps []messages.StepResult) *messages.StepResult {
 func noneHeld(low *messages.StepResult) messages.Reason {
 	return messages.Reason{Code: messages.ReasonNoneHeld,
 		Detail: fmt.Sprintf("no step held: every valid step fell below its target, down to step %d at %s/s offered (%s/s delivered, ratio %.2f)",
-			low.Step, rateText(low.TargetRate), rateText(low.DeliveredRate), low.Ratio),
+			low.Step, rateText(low.TargetRate), rateText(low.DeliveredRate), low.Ratio) + belowOn(low),
 		Remedy: Remedy(messages.ReasonNoneHeld)}
 }
 

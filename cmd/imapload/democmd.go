@@ -23,9 +23,12 @@ func demoCmd(g *globalFlags) *cobra.Command {
 short cache), three producers sharing one account pool, the aggregator, the reporter and
 the ramp controller; doubles the offered rate from --start until one step past the knee,
 with live progress, then prints the table, the knee and the findings and writes the
-report files to --out.`,
+report files to --out. The server also takes mail by LMTP: --deliver-rate N delivers N
+messages/s beside the commands (--profile desktop or mobile: their rate per account),
+and --deliver-workers/--deliver-service-time give deliveries a capacity of their own.`,
 		Example: `  go run ./cmd/imapload demo
-  go run ./cmd/imapload demo --step-duration 5s --rates 200,400,800 --out /tmp/report`,
+  go run ./cmd/imapload demo --step-duration 5s --rates 200,400,800 --out /tmp/report
+  go run ./cmd/imapload demo --connections 20,40 --rate 200 --deliver-rate 20`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd, c, g) },
 	}, c)
@@ -100,14 +103,18 @@ func runDemo(cmd *cobra.Command, c *demoConfig, g *globalFlags) error {
 	defer closeLog()
 	so := c.Server.options("127.0.0.1:0")
 	so.MetricsAddr = "127.0.0.1:0" // its own figures, which the demo's observer scrapes
+	so.LMTPAddr = "127.0.0.1:0"    // always on: --deliver-rate (or a profile's) needs nothing else
 	srv, err := embedded.StartIMAP(so)
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
-	fmt.Fprintf(out, "embedded IMAP server on %s, capacity %.0f commands/s\n", srv.Addr(), srv.Capacity())
+	fmt.Fprintf(out, "embedded IMAP server on %s, capacity %.0f commands/s; LMTP on %s\n", srv.Addr(), srv.Capacity(), srv.LMTPAddr())
 	o, err := c.pipelineOptions(run, srv, log)
 	if err != nil {
+		return err
+	}
+	if err := stepDeliveries(&ro.Template, c.Ramp.Shape.DeliverRate, "LMTP", c.Producers, len(o.Producer.Accounts)); err != nil {
 		return err
 	}
 	o.OnReady = func(e pipeline.Endpoint) { printEndpoint(out, cmd.Flags(), e, srv.Addr()) }
@@ -130,7 +137,7 @@ func (c *demoConfig) pipelineOptions(run string, srv *embedded.IMAP, log *slog.L
 	if err != nil {
 		return nil, usage(err)
 	}
-	po.Addr = srv.Addr()
+	po.Addr, po.LMTPAddr = srv.Addr(), srv.LMTPAddr()
 	if cfg := srv.TLSConfig(); cfg != nil {
 		po.TLS, po.TLSConfig = true, cfg
 	}
@@ -146,6 +153,7 @@ func (c *demoConfig) plan(run string, srv *embedded.IMAP, ro ramp.Options, accou
 		tls = "implicit TLS with the server's own self-signed certificate"
 	}
 	return runPlan{Run: run, Target: srv.Addr() + " (the embedded IMAP server)", TLS: tls, Auth: c.Producer.Auth,
+		Deliver:  "LMTP to " + srv.LMTPAddr() + " (the embedded server's)",
 		Accounts: c.Producer.accountWords(accounts), Producers: plural(c.Producers, "producer") + " in this process",
 		Scrape: append([]string{srv.MetricsURL() + " (the server's own)"}, c.Scrape.URLs...), Ramp: ro.Plan, Template: ro.Template, ResultWait: ro.ResultWait}
 }

@@ -17,7 +17,8 @@ func imapserverCmd(g *globalFlags) *cobra.Command {
 		Short: "Run the embedded test IMAP server (in-memory, with capacity, slow-backend, login-cost and fault knobs)",
 		Example: `  imapload imapserver --users 100 --workers 4 --service-time 8ms
   imapload imapserver --users 100 --bcrypt-cost 8 --slow-fraction 0.05 --slow-delay 20ms --tls
-  imapload imapserver --listen 127.0.0.1:1143 --starttls`,
+  imapload imapserver --listen 127.0.0.1:1143 --starttls
+  imapload imapserver --lmtp 127.0.0.1:2424 --deliver-workers 1 --deliver-service-time 20ms`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runIMAPServer(cmd, c, g.logger(cmd)) },
 	}, c)
@@ -26,6 +27,7 @@ func imapserverCmd(g *globalFlags) *cobra.Command {
 // imapServerConfig is the configuration of `imapload imapserver`.
 type imapServerConfig struct {
 	Listen   string // --listen: host:port
+	LMTP     string // --lmtp: also serve LMTP on host:port, "" for none
 	StartTLS bool   // --starttls: offer STARTTLS on the plain port
 	Server   imapServerFlags
 }
@@ -35,6 +37,7 @@ func (c *imapServerConfig) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.Server.TLS, "tls", false, "serve implicit TLS with a self-signed certificate")
 	fs.BoolVar(&c.StartTLS, "starttls", false, "offer STARTTLS on the plain port, with a self-signed certificate (not with --tls; commands after STARTTLS are not gated)")
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:1143", "address to listen on (host:port)")
+	fs.StringVar(&c.LMTP, "lmtp", "", "also take mail by LMTP (RFC 2033) on this host:port, into the accounts' INBOXes (e.g. 127.0.0.1:2424)")
 }
 
 func (c *imapServerConfig) validate() error {
@@ -57,6 +60,10 @@ type imapServerFlags struct {
 	DropFraction  float64       // --drop-fraction of connections dropped abruptly
 	NoFraction    float64       // --no-fraction of mailbox commands answered NO
 	MaxMessages   int           // --max-messages per mailbox, 0 for the default
+	// DeliverWorkers and DeliverServiceTime are the LMTP deliveries' pool
+	// (--deliver-workers, --deliver-service-time).
+	DeliverWorkers     int
+	DeliverServiceTime time.Duration
 }
 
 // defaultIMAPServer is the flags' defaults; add declares the flags with the
@@ -75,6 +82,8 @@ func (s *imapServerFlags) add(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.DropFraction, "drop-fraction", s.DropFraction, "fraction of connections dropped abruptly")
 	fs.Float64Var(&s.NoFraction, "no-fraction", s.NoFraction, "fraction of mailbox commands answered NO")
 	fs.IntVar(&s.MaxMessages, "max-messages", s.MaxMessages, "messages kept per mailbox (default 1000)")
+	fs.IntVar(&s.DeliverWorkers, "deliver-workers", s.DeliverWorkers, "LMTP delivery slots: delivery capacity = deliver-workers / deliver-service-time (0: unlimited)")
+	fs.DurationVar(&s.DeliverServiceTime, "deliver-service-time", s.DeliverServiceTime, "time each LMTP delivery holds a delivery slot, after a command slot")
 }
 
 // checks returns the errors of the flags' values, nil for a good one.
@@ -90,6 +99,8 @@ func (s *imapServerFlags) checks() []error {
 		checkFloat("drop-fraction", s.DropFraction, between(0, 1)),
 		checkFloat("no-fraction", s.NoFraction, between(0, 1)),
 		checkInt("max-messages", s.MaxMessages, atLeast(0)),
+		checkInt("deliver-workers", s.DeliverWorkers, atLeast(0)),
+		checkDuration("deliver-service-time", s.DeliverServiceTime),
 	}
 }
 
@@ -100,12 +111,13 @@ func (s *imapServerFlags) options(addr string) *embedded.IMAPOptions {
 		Workers: s.Workers, ServiceTime: s.ServiceTime, SlowFraction: s.SlowFraction, SlowDelay: s.SlowDelay,
 		BcryptCost: s.BcryptCost, LoginCacheTTL: s.LoginCacheTTL, TLS: s.TLS,
 		DropFraction: s.DropFraction, NoFraction: s.NoFraction, MaxMessages: s.MaxMessages,
+		DeliverWorkers: s.DeliverWorkers, DeliverServiceTime: s.DeliverServiceTime,
 	}
 }
 
 func runIMAPServer(cmd *cobra.Command, c *imapServerConfig, log *slog.Logger) error {
 	o := c.Server.options(c.Listen)
-	o.StartTLS = c.StartTLS
+	o.StartTLS, o.LMTPAddr = c.StartTLS, c.LMTP
 	srv, err := embedded.StartIMAP(o)
 	if err != nil {
 		return err
@@ -117,6 +129,9 @@ func runIMAPServer(cmd *cobra.Command, c *imapServerConfig, log *slog.Logger) er
 	}
 	log.Info("imapserver: ready", "addr", srv.Addr(), "users", c.Server.Users, "capacity", capacity)
 	fmt.Fprintf(cmd.OutOrStdout(), "IMAP test server listening on %s (%d users, capacity %s)\n", srv.Addr(), c.Server.Users, capacity)
+	if a := srv.LMTPAddr(); a != "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "LMTP on %s\n", a)
+	}
 	<-cmd.Context().Done()
 	return nil
 }

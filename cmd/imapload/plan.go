@@ -29,6 +29,7 @@ type runPlan struct {
 	Ramp       ramp.Plan
 	Template   messages.StepCommand
 	ResultWait time.Duration
+	Deliver    string // where deliveries go, "" for nowhere
 }
 
 // planSteps are the steps a plan offers when every one holds: its rates
@@ -82,6 +83,9 @@ func (p runPlan) write(w io.Writer) {
 		fmt.Fprintf(&b, "  observing  %s, during every step\n", strings.Join(p.Scrape, ", "))
 	}
 	p.writeRates(&b, rates, conns)
+	if r := p.Template.DeliverRate; r > 0 {
+		fmt.Fprintf(&b, "  delivering %s messages/s by %s, in every step\n", num(r), p.Deliver)
+	}
 	fmt.Fprintf(&b, "  each step  warm-up %v + window %v\n", p.Template.WarmupOrDefault(), p.Template.Duration.D())
 	fmt.Fprintf(&b, "  longest    %d steps × %v = %v, plus up to --result-wait %v per step if results are late\n",
 		steps, p.stepLength(), d, p.ResultWait)
@@ -150,7 +154,7 @@ func plural(n int, word string) string {
 
 // plan is the plan of run's flags, with ro's ramp and accounts accounts.
 func (c *runConfig) plan(run string, ro ramp.Options, accounts int) runPlan {
-	return runPlan{Run: run, Target: c.IMAP, TLS: c.tlsWords(), Auth: c.Producer.Auth,
+	return runPlan{Run: run, Target: c.IMAP, TLS: c.tlsWords(), Auth: c.Producer.Auth, Deliver: c.Deliver.target(),
 		Accounts: c.Producer.accountWords(accounts), Producers: c.Fleet.words(c.NATS.URL, c.Fleet.Producers == runtime.NumCPU()),
 		Scrape: c.Scrape.URLs, Ramp: ro.Plan, Template: ro.Template, ResultWait: ro.ResultWait}
 }

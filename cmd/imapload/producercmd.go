@@ -26,6 +26,7 @@ At start one account logs in once, and a mistake in the IMAP flags is logged wit
 		Example: `  imapload producer --nats nats://10.0.0.5:4222 --imap mail.example.net:993 --tls \
     --accounts-file accounts.txt --sessions 64
   imapload producer --imap mail.example.net:143 --starttls --auth plain --accounts-file accounts.txt
+  imapload producer --imap 127.0.0.1:143 --lmtp 127.0.0.1:24 --accounts-file accounts.txt
   IMAPLOAD_IMAP=127.0.0.1:1143 IMAPLOAD_ACCOUNTS_TEMPLATE=user%d IMAPLOAD_ACCOUNTS_COUNT=100 \
     IMAPLOAD_ACCOUNTS_PASSWORD_FILE=/run/secrets/imap-password imapload producer`,
 		Args: cobra.NoArgs,
@@ -40,12 +41,14 @@ type producerConfig struct {
 	imapConnFlags
 	NATS     natsConfig
 	Producer producerFlags
+	Deliver  deliverFlags
 	Health   healthConfig
 }
 
 func (c *producerConfig) add(fs *pflag.FlagSet) {
 	c.NATS.add(fs)
 	c.Producer.add(fs)
+	c.Deliver.add(fs)
 	c.Health.add(fs)
 	c.imapConnFlags.add(fs)
 	fs.StringVar(&c.ID, "id", "", "producer id (default <hostname>-<pid>)")
@@ -54,7 +57,7 @@ func (c *producerConfig) add(fs *pflag.FlagSet) {
 
 func (c *producerConfig) validate() error {
 	return errors.Join(
-		flagErrors(c.NATS.checks(), c.Producer.checks(), []error{checkInt("procs", c.Procs, atLeast(0)), c.Health.check(),
+		flagErrors(c.NATS.checks(), c.Producer.checks(), c.Deliver.checks(), []error{checkInt("procs", c.Procs, atLeast(0)), c.Health.check(),
 			checkTLSMode(c.TLS, c.StartTLS)}),
 		checkIMAP(c.IMAP))
 }
@@ -73,6 +76,8 @@ type producerFlags struct {
 	Reservoir          int           // --reservoir: latencies kept per phase and batch, 0 for the default
 	DefaultMix         string        // --default-mix: workload of a step that names none
 	Auth               string        // --auth: login or plain
+	DeliverConns       int           // --deliver-conns: deliveries in flight, 0 for the default
+	InboxTimeout       time.Duration // --inbox-timeout: how long a watched delivery may take to show, 0 for the default
 }
 
 func (p *producerFlags) add(fs *pflag.FlagSet) {
@@ -88,6 +93,8 @@ func (p *producerFlags) add(fs *pflag.FlagSet) {
 	fs.IntVar(&p.Reservoir, "reservoir", 0, "latencies kept per phase and batch (default 1024)")
 	authVar(fs, &p.Auth, "; both are timed as phase login")
 	fs.StringVar(&p.DefaultMix, "default-mix", "", "workload when a step names none, e.g. fetch=130,select=100 (default imaptest-like)")
+	fs.IntVar(&p.DeliverConns, "deliver-conns", 0, "deliveries (deliver_rate) in flight, each on a connection of its own (default 16)")
+	fs.DurationVar(&p.InboxTimeout, "inbox-timeout", 0, "how long a delivery to an account with a held IDLE connection may take to show there before it counts as missing (default 30s)")
 }
 
 // checks returns the errors of the flags' values, nil for a good one.
@@ -104,6 +111,8 @@ func (p *producerFlags) checks() []error {
 		checkDuration("publish-retry", p.PublishRetry),
 		checkInt("reservoir", p.Reservoir, atLeast(0)),
 		checkAuth(p.Auth),
+		checkInt("deliver-conns", p.DeliverConns, atLeast(0)),
+		checkDuration("inbox-timeout", p.InboxTimeout),
 	}
 }
 
@@ -123,6 +132,7 @@ func (p *producerFlags) options(b *bus.Options) (*producer.Options, error) {
 		Sessions: p.Sessions, SessionsPerAccount: p.SessionsPerAccount, Queue: p.Queue,
 		OpTimeout: p.OpTimeout, IdlePeriod: p.IdlePeriod, SaturationLag: p.SaturationLag, FlushInterval: p.FlushInterval,
 		PublishRetry: p.PublishRetry, Reservoir: p.Reservoir, Auth: p.Auth,
+		DeliverConns: p.DeliverConns, InboxTimeout: p.InboxTimeout,
 	}, nil
 }
 
@@ -140,6 +150,9 @@ func runProducer(cmd *cobra.Command, c *producerConfig, log *slog.Logger) error 
 	}
 	o.ID, o.Addr, o.LocalAddr = c.ID, c.IMAP, c.LocalAddr
 	o.TLS, o.StartTLS, o.TLSConfig, o.Logger = c.TLS, c.StartTLS, tlsCfg, log
+	if err := c.Deliver.apply(o, log); err != nil {
+		return err
+	}
 	nc, err := c.NATS.connect("imapload-producer")
 	if err != nil {
 		return err

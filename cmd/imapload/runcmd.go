@@ -49,6 +49,7 @@ correctly, 4 inconclusive, 5 a threshold failed, 6 no rate held down to --min).`
 		Example: `  imapload run --imap mail.example.net:993 --tls --accounts-file accounts.txt
   imapload run --imap 127.0.0.1:143 --accounts-count 100 --accounts-password-file pw.txt \
     --rates 100,200,400,800 --step-duration 20s --out report/
+  imapload run --imap 127.0.0.1:143 --lmtp 127.0.0.1:24 --profile desktop --connections 100 --accounts-count 100
   imapload run --imap mail:143 --starttls --listen 0.0.0.0:4222 --expect-producers 2 --accounts-file a.txt
   imapload run --nats nats://10.0.0.5:4222 --producers 0 --imap mail:993 --tls --accounts-file a.txt`,
 		Args: cobra.NoArgs,
@@ -60,6 +61,7 @@ correctly, 4 inconclusive, 5 a threshold failed, 6 no rate held down to --min).`
 type runConfig struct {
 	imapConnFlags
 	Producer producerFlags
+	Deliver  deliverFlags
 	Ramp     rampFlags
 	NATS     natsConfig
 	Fleet    fleetFlags
@@ -87,6 +89,7 @@ func newRunConfig() *runConfig {
 func (c *runConfig) add(fs *pflag.FlagSet) {
 	c.imapConnFlags.add(fs)
 	c.Producer.add(fs)
+	c.Deliver.add(fs)
 	c.Ramp.add(fs)
 	c.NATS.add(fs)
 	c.NATS.URL = ""
@@ -106,7 +109,7 @@ func (c *runConfig) add(fs *pflag.FlagSet) {
 
 func (c *runConfig) validate() error {
 	return errors.Join(
-		flagErrors(c.Producer.checks(), c.Ramp.checks(), c.NATS.checks(), c.Fleet.checks(), c.Scrape.checks(), []error{
+		flagErrors(c.Producer.checks(), c.Deliver.checks(), c.Ramp.checks(), c.NATS.checks(), c.Fleet.checks(), c.Scrape.checks(), []error{
 			checkTLSMode(c.TLS, c.StartTLS), c.Term.check(), c.natsAlone(), c.fleetShape()}),
 		checkIMAP(c.IMAP), checkOut(c.Ramp.Out))
 }
@@ -183,6 +186,9 @@ func runRun(cmd *cobra.Command, c *runConfig, g *globalFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := stepDeliveries(&ro.Template, c.Ramp.Shape.DeliverRate, c.Deliver.target(), c.Fleet.Producers, len(o.Producer.Accounts)); err != nil {
+		return err
+	}
 	o.Ramp = ro
 	c.plan(run, ro, len(o.Producer.Accounts)).write(out)
 	if err := c.preflight(cmd.Context(), out, &o.Producer, c.Fleet.Producers); err != nil {
@@ -224,6 +230,9 @@ func (c *runConfig) pipelineOptions(run string, log *slog.Logger) (*pipeline.Opt
 		return nil, usage(err)
 	}
 	po.Addr, po.LocalAddr, po.TLS, po.StartTLS, po.TLSConfig = c.IMAP, c.LocalAddr, c.TLS, c.StartTLS, tlsCfg
+	if err := c.Deliver.apply(po, log); err != nil {
+		return nil, err
+	}
 	o := &pipeline.Options{Run: run, Producers: c.Fleet.Producers, Producer: *po, ExpectProducers: c.Fleet.ExpectProducers,
 		ProducerWait: c.Fleet.ProducersWait, StoreDir: c.Fleet.Store, Listen: c.Fleet.Listen,
 		Threshold: c.Ramp.Threshold, OutDir: c.Ramp.Out, Bus: c.NATS.bus(), Logger: log, Observe: c.Scrape.observer()}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/imapload/imapload/producer"
@@ -30,7 +31,8 @@ the command at once, naming the fix (exit 2; exit 1 when the server cannot be re
     --accounts-password-file pw.txt --messages 1000
   imapload seed --imap mail.example.net:993 --tls --accounts-file accounts.txt \
     --folders INBOX:70,Archive:20,Sent=50 --sizes 2k-8k:70,8k-64k:20,64k-1m:8,1m-8m:2
-  imapload seed --imap 127.0.0.1:143 --starttls --tls-ca ca.pem --mbox ~/mail/archive.mbox --messages 500`,
+  imapload seed --imap 127.0.0.1:143 --starttls --tls-ca ca.pem --mbox ~/mail/archive.mbox --messages 500
+  imapload seed --imap 127.0.0.1:143 --lmtp 127.0.0.1:24 --folders INBOX --messages 200`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSeed(cmd, c, g.logger(cmd)) },
 	}, c)
@@ -41,6 +43,7 @@ type seedConfig struct {
 	imapConnFlags
 	accountFlags
 	Auth        string        // --auth: login or plain
+	LMTP        string        // --lmtp: deliver INBOX's messages by LMTP to host:port
 	Messages    int           // --messages per account, shared by the folders with shares
 	Folders     string        // --folders: NAME[:SHARE] or NAME=COUNT, comma-separated
 	Sizes       string        // --sizes: the weighted size table
@@ -67,6 +70,7 @@ func (c *seedConfig) add(fs *pflag.FlagSet) {
 	c.imapConnFlags.add(fs)
 	c.accountFlags.add(fs)
 	authVar(fs, &c.Auth, "")
+	fs.StringVar(&c.LMTP, "lmtp", "", "deliver INBOX's messages by LMTP (RFC 2033) to this host:port, as mail arrives, instead of APPENDing them (other folders are still APPENDed)")
 	fs.IntVar(&c.Messages, "messages", 1000, "messages per account, split over the folders by their shares")
 	fs.StringVar(&c.Folders, "folders", seed.DefaultFolders, "folders and their shares of --messages (NAME:SHARE), or a count of their own (NAME=COUNT); created if missing")
 	fs.StringVar(&c.Sizes, "sizes", seed.DefaultSizes, "size table of generated mail: MIN-MAX:WEIGHT ranges, sizes with k (KiB) or m (MiB)")
@@ -92,7 +96,7 @@ func (c *seedConfig) validate() error {
 		checkInt("concurrency", c.Concurrency, between(1, 10_000)), checkInt("pipeline", c.Pipeline, between(1, 1000)),
 		checkInt("mbox-max-message", c.MboxMax, between(1, 1024)),
 		checkDuration("op-timeout", c.OpTimeout), checkProgressInterval(c.Progress),
-		flagError("folders", ferr), flagError("sizes", serr), c.checkMboxAlone(),
+		flagError("folders", ferr), flagError("sizes", serr), c.checkMboxAlone(), checkLMTP(c.LMTP),
 	}), checkIMAP(c.IMAP))
 }
 
@@ -101,6 +105,14 @@ func (c *seedConfig) validate() error {
 func (c *seedConfig) checkMboxAlone() error {
 	if c.Mbox != "" && (c.Sizes != seed.DefaultSizes || c.Seed != defaultSeedSeed || c.Days != defaultSeedDays) {
 		return errors.New("--mbox takes the messages as they are: --sizes, --seed and --days apply to generated mail only")
+	}
+	return nil
+}
+
+// checkLMTP checks --lmtp's host:port.
+func checkLMTP(addr string) error {
+	if _, _, err := net.SplitHostPort(addr); addr != "" && err != nil {
+		return fmt.Errorf("--lmtp %q: want host:port, e.g. 127.0.0.1:24", addr)
 	}
 	return nil
 }
@@ -157,7 +169,7 @@ func (c *seedConfig) options(w io.Writer, log *slog.Logger) (seed.Options, func(
 	if err != nil {
 		return seed.Options{}, nil, err
 	}
-	o := seed.Options{Addr: c.IMAP, TLS: c.TLS, StartTLS: c.StartTLS, TLSConfig: tlsCfg, LocalAddr: c.LocalAddr,
+	o := seed.Options{Addr: c.IMAP, LMTPAddr: c.LMTP, TLS: c.TLS, StartTLS: c.StartTLS, TLSConfig: tlsCfg, LocalAddr: c.LocalAddr,
 		Plain: c.Auth == producer.AuthPlain, Accounts: seedAccounts(accts), Targets: c.folders.Targets(c.Messages),
 		Source: src, Concurrency: c.Concurrency, Pipeline: c.Pipeline, OpTimeout: c.OpTimeout}
 	printSeedPlan(w, o)

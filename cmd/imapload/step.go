@@ -119,6 +119,9 @@ type shapeFlags struct {
 	Script  string        // --script: a fixed session shape instead of a mix, "" for none
 	Profile string        // --profile: a named client workload, "" for none
 	Target  string        // --fetch-target: random or recent, "" for random
+	// DeliverRate is --deliver-rate, deliveries/s fleet-wide; -1 when not
+	// given (none, or in run and demo the profile's).
+	DeliverRate float64
 }
 
 func (s *shapeFlags) add(fs *pflag.FlagSet) {
@@ -129,12 +132,16 @@ func (s *shapeFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Profile, "profile", "", "a named client workload: imaptest, desktop, mobile or webmail (docs/guide.md: Profiles); --mix, --script and --fetch-target override its parts")
 	fs.StringVar(&s.Script, "script", "", `a fixed session shape instead of a mix, e.g. "login select fetch logout": each offered session runs it once`)
 	fs.StringVar(&s.Target, "fetch-target", "", "messages fetch and body read: random (default) or recent")
+	deliverRateVar(fs, &s.DeliverRate)
 }
 
 // apply sets c's warm-up, stagger, mix, arrival and fetch target; a negative duration
 // leaves the contract's default.
 func (s *shapeFlags) apply(c *messages.StepCommand) error {
 	c.Arrival, c.Script, c.FetchTarget, c.Profile = s.Arrival, s.Script, s.Target, s.Profile
+	if s.DeliverRate != -1 { // any other negative rate is refused by Validate
+		c.DeliverRate = s.DeliverRate
+	}
 	for _, d := range []struct {
 		v   time.Duration
 		dst **messages.Duration

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Start a private Dovecot 2.3 IMAP server on loopback for imapload tests.
 #
-#   deploy/dovecot/start.sh DIR [PORT] [USERS] [PASSWORD] [SCHEME] [IMAPS_PORT] [METRICS_PORT]
+#   deploy/dovecot/start.sh DIR [PORT] [USERS] [PASSWORD] [SCHEME] [IMAPS_PORT] [METRICS_PORT] [LMTP_PORT]
 #
 #   DIR         state directory (created); config, logs, users, maildirs live here
 #   PORT        cleartext IMAP port on 127.0.0.1 (default 11143); it offers STARTTLS
@@ -14,6 +14,11 @@
 #   METRICS_PORT  Dovecot's OpenMetrics listener (service stats, http) on 127.0.0.1,
 #               for `imapload observe`; also read from $METRICS_PORT. "auto" (default)
 #               takes the first free port from 11990 up, "off" serves none.
+#   LMTP_PORT   Dovecot's LMTP listener on 127.0.0.1 (RFC 2033; needs dovecot-lmtpd), for
+#               imapload's deliveries (--lmtp): mail to userN@any.domain lands in userN's
+#               INBOX. Also read from $LMTP_PORT. "auto" (default) takes the first free port
+#               from 11924 up, or serves none when dovecot-lmtpd is not installed; "off"
+#               serves none.
 #
 # Must run as root (Dovecot drops privileges to vmail/dovenull/dovecot).
 # Idempotent: a Dovecot already running from DIR is stopped and restarted with
@@ -25,7 +30,7 @@ set -euo pipefail
 die() { echo "start.sh: $*" >&2; exit 1; }
 log() { echo "start.sh: $*" >&2; }
 
-[[ $# -ge 1 && -n "$1" ]] || die "usage: $0 DIR [PORT] [USERS] [PASSWORD] [SCHEME] [IMAPS_PORT] [METRICS_PORT]"
+[[ $# -ge 1 && -n "$1" ]] || die "usage: $0 DIR [PORT] [USERS] [PASSWORD] [SCHEME] [IMAPS_PORT] [METRICS_PORT] [LMTP_PORT]"
 [[ $(id -u) -eq 0 ]] || die "must run as root"
 
 DIR=$1
@@ -35,6 +40,7 @@ PASSWORD=${4:-secret}
 SCHEME=${5:-PLAIN}
 IMAPS_PORT=${6:-11993}
 METRICS_PORT=${7:-${METRICS_PORT:-auto}}
+LMTP_PORT=${8:-${LMTP_PORT:-auto}}
 BLF_ROUNDS=${BLF_ROUNDS:-5}
 
 [[ $PORT =~ ^[0-9]+$ && $PORT -gt 0 && $PORT -lt 65536 ]] || die "bad PORT: $PORT"
@@ -44,6 +50,10 @@ if [[ $METRICS_PORT != auto && $METRICS_PORT != off ]]; then
   [[ $METRICS_PORT =~ ^[0-9]+$ && $METRICS_PORT -gt 0 && $METRICS_PORT -lt 65536 ]] || die "bad METRICS_PORT: $METRICS_PORT (a port, auto or off)"
   [[ $METRICS_PORT -ne $PORT && $METRICS_PORT -ne $IMAPS_PORT ]] || die "METRICS_PORT must differ from PORT and IMAPS_PORT"
 fi
+if [[ $LMTP_PORT != auto && $LMTP_PORT != off ]]; then
+  [[ $LMTP_PORT =~ ^[0-9]+$ && $LMTP_PORT -gt 0 && $LMTP_PORT -lt 65536 ]] || die "bad LMTP_PORT: $LMTP_PORT (a port, auto or off)"
+  [[ $LMTP_PORT -ne $PORT && $LMTP_PORT -ne $IMAPS_PORT && $LMTP_PORT != "$METRICS_PORT" ]] || die "LMTP_PORT must differ from PORT, IMAPS_PORT and METRICS_PORT"
+fi
 [[ $USERS =~ ^[0-9]+$ && $USERS -ge 1 ]] || die "bad USERS: $USERS"
 [[ -n $PASSWORD && $PASSWORD != *[:[:space:]]* ]] || die "PASSWORD must be non-empty, without ':' or whitespace"
 SCHEME=${SCHEME^^}
@@ -52,6 +62,15 @@ SCHEME=${SCHEME^^}
 command -v dovecot >/dev/null || die "dovecot not installed (apt-get install -y dovecot-core dovecot-imapd)"
 command -v doveadm >/dev/null || die "doveadm not found"
 command -v openssl >/dev/null || die "openssl not found"
+# dovecot-lmtpd installs the lmtp binary beside imap's
+lmtp_bin=$(dirname "$(dpkg -L dovecot-imapd 2>/dev/null | grep -m1 '/imap$' || echo /usr/lib/dovecot/imap)")/lmtp
+if [[ ! -x $lmtp_bin ]]; then
+  case $LMTP_PORT in
+    off) ;;
+    auto) log "dovecot-lmtpd not installed: no LMTP listener (apt-get install -y dovecot-lmtpd)"; LMTP_PORT=off ;;
+    *) die "LMTP_PORT $LMTP_PORT: dovecot-lmtpd not installed (apt-get install -y dovecot-lmtpd), or LMTP_PORT=off" ;;
+  esac
+fi
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TMPL=$here/dovecot.conf.tmpl
@@ -92,6 +111,15 @@ if [[ $METRICS_PORT == auto ]]; then
 elif [[ $METRICS_PORT != off ]]; then
   ! tcp_open "$METRICS_PORT" || die "127.0.0.1:$METRICS_PORT is already in use by another process"
 fi
+if [[ $LMTP_PORT == auto ]]; then
+  for ((p = 11924; p < 12024; p++)); do
+    [[ $p -eq $PORT || $p -eq $IMAPS_PORT || $p == "$METRICS_PORT" ]] && continue
+    tcp_open "$p" || { LMTP_PORT=$p; break; }
+  done
+  [[ $LMTP_PORT != auto ]] || die "no free LMTP_PORT in 11924-12023; give one, or off"
+elif [[ $LMTP_PORT != off ]]; then
+  ! tcp_open "$LMTP_PORT" || die "127.0.0.1:$LMTP_PORT is already in use by another process"
+fi
 
 # 2. System user that owns the mail.
 if ! getent passwd vmail >/dev/null; then
@@ -127,9 +155,12 @@ LOGIN_PROCS=$(nproc 2>/dev/null || echo 2)
 # to serve OpenMetrics, kept (comments) with METRICS_PORT=off.
 metrics=(-e "s|^#@METRICS@||")
 [[ $METRICS_PORT != off ]] || metrics=()
+# The LMTP block likewise, by "#@LMTP@" prefixes.
+lmtp=(-e "s|^#@LMTP@||")
+[[ $LMTP_PORT != off ]] || lmtp=()
 sed -e "s|@DIR@|$DIR|g" -e "s|@PORT@|$PORT|g" -e "s|@IMAPS_PORT@|$IMAPS_PORT|g" \
     -e "s|@UID@|$VUID|g" -e "s|@GID@|$VGID|g" -e "s|@LOGIN_PROCS@|$LOGIN_PROCS|g" \
-    -e "s|@METRICS_PORT@|$METRICS_PORT|g" "${metrics[@]}" \
+    -e "s|@METRICS_PORT@|$METRICS_PORT|g" -e "s|@LMTP_PORT@|$LMTP_PORT|g" "${metrics[@]}" "${lmtp[@]}" \
     "$TMPL" > "$CONF.tmp"
 mv "$CONF.tmp" "$CONF"
 doveconf -c "$CONF" -n >/dev/null || die "invalid config $CONF"
@@ -190,6 +221,16 @@ if [[ $METRICS_PORT != off ]]; then
   tcp_open "$METRICS_PORT" || log "warning: metrics port $METRICS_PORT not accepting connections"
   metrics_env="IMAPLOAD_DOVECOT_METRICS_ADDR=127.0.0.1:$METRICS_PORT"
 fi
+lmtp_env=
+if [[ $LMTP_PORT != off ]]; then
+  lmtp_ok=0
+  for ((t = 0; t < 50; t++)); do
+    if tcp_open "$LMTP_PORT"; then lmtp_ok=1; break; fi
+    sleep 0.1
+  done
+  [[ $lmtp_ok -eq 1 ]] || log "warning: LMTP port $LMTP_PORT not accepting connections"
+  lmtp_env="IMAPLOAD_DOVECOT_LMTP_ADDR=127.0.0.1:$LMTP_PORT"
+fi
 log "Dovecot $(dovecot --version | cut -d' ' -f1) running from $DIR (pid $(cat "$DIR/run/master.pid")), log $DIR/dovecot.log"
 
 cat <<ENV
@@ -202,3 +243,4 @@ IMAPLOAD_DOVECOT_SCHEME=$SCHEME
 IMAPLOAD_DOVECOT_DIR=$DIR
 ENV
 [[ -z $metrics_env ]] || echo "$metrics_env"
+[[ -z $lmtp_env ]] || echo "$lmtp_env"

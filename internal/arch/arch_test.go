@@ -43,12 +43,13 @@ var rules = map[string]rule{
 	"bus":      {uses: wire, nats: true},
 	// The health endpoint sees batches and results handed to it, no NATS.
 	"health":           {uses: wire},
-	"internal/opguard": {},                                   // a timeout that closes a connection
-	"seed":             {uses: []string{"internal/opguard"}}, // fills IMAP accounts with mail; IMAP only
-	"preflight":        {uses: []string{"internal/opguard"}}, // one connection and login before any load; IMAP only
+	"internal/opguard": {},                                                       // a timeout that closes a connection
+	"internal/mailgen": {},                                                       // realistic mail: sizes, headers, bodies (seed's, the deliveries')
+	"seed":             {uses: []string{"internal/opguard", "internal/mailgen"}}, // fills IMAP accounts with mail; IMAP (and LMTP for INBOX)
+	"preflight":        {uses: []string{"internal/opguard"}},                     // one connection and login before any load; IMAP only
 	// The roles and the controls meet only on NATS subjects: none imports
 	// another, nor the embedded servers.
-	"producer":   {uses: slices.Concat(cores, []string{"internal/opguard"}), nats: true},
+	"producer":   {uses: slices.Concat(cores, []string{"internal/opguard", "internal/mailgen"}), nats: true},
 	"aggregator": {uses: cores, nats: true},
 	"reporter":   {uses: cores, nats: true},
 	"ramp":       {uses: control, nats: true},
@@ -58,9 +59,9 @@ var rules = map[string]rule{
 	"progress": {uses: control, nats: true},
 	// The whole pipeline in one process (run, demo): NATS, the roles and the
 	// ramp wired as separate processes would be; only the binary imports it.
-	"pipeline": {uses: slices.Concat(cores, roles, []string{"embedded", "internal/opguard"}), nats: true, importers: []string{"cmd/imapload"}},
+	"pipeline": {uses: slices.Concat(cores, roles, []string{"embedded", "internal/opguard", "internal/mailgen"}), nats: true, importers: []string{"cmd/imapload"}},
 	// The binary wires everything together, and links no test code.
-	"cmd/imapload": {uses: slices.Concat(cores, roles, []string{"pipeline", "embedded", "health", "seed", "preflight", "internal/opguard"}), nats: true},
+	"cmd/imapload": {uses: slices.Concat(cores, roles, []string{"pipeline", "embedded", "health", "seed", "preflight", "internal/opguard", "internal/mailgen"}), nats: true},
 	// Test support, imported by _test.go files only (and the e2estatus tool).
 	"internal/testkit":          {testing: true},
 	"internal/testkit/natstest": {uses: []string{"embedded"}, nats: true, testing: true},

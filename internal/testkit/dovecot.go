@@ -55,3 +55,11 @@ func (d DovecotEnv) TLSConfig(t testing.TB) *tls.Config {
 	}
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 }
+
+// LMTPAddr returns the LMTP listener start.sh serves beside d
+// (IMAPLOAD_DOVECOT_LMTP_ADDR). Without one the test is skipped, or fails
+// under IMAPLOAD_E2E=1 (suite DovecotLMTP).
+func (d DovecotEnv) LMTPAddr(t testing.TB) string {
+	t.Helper()
+	return Require(t, DovecotLMTP)
+}

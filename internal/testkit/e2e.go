@@ -27,6 +27,11 @@ var (
 	Dovecot = Suite{Name: "Dovecot (producer)", Needs: "IMAPLOAD_DOVECOT_ADDR",
 		Enable: "start Dovecot with deploy/dovecot/start.sh and export what it prints",
 		Find:   func() (string, bool) { v := os.Getenv("IMAPLOAD_DOVECOT_ADDR"); return v, v != "" }}
+	// DovecotLMTP is Dovecot's LMTP listener (dovecot-lmtpd), which start.sh
+	// serves when the package is installed: the deliveries' end-to-end tests.
+	DovecotLMTP = Suite{Name: "Dovecot LMTP (deliveries)", Needs: "IMAPLOAD_DOVECOT_LMTP_ADDR",
+		Enable: "apt-get install dovecot-lmtpd, start Dovecot with deploy/dovecot/start.sh and export what it prints",
+		Find:   func() (string, bool) { v := os.Getenv("IMAPLOAD_DOVECOT_LMTP_ADDR"); return v, v != "" }}
 	NATSCLI = Suite{Name: "nats CLI interop (cmd/imapload)", Needs: "the nats CLI on PATH or in $(go env GOPATH)/bin",
 		Enable: "go install github.com/nats-io/natscli/nats@v0.5.0", Find: findNATSCLI}
 	Chromium = Suite{Name: "report.html in a browser (reporter)", Needs: "chromium or chromium-headless-shell on PATH",
@@ -44,7 +49,7 @@ var (
 	NodeExporter = Suite{Name: "node_exporter (observe)", Needs: "prometheus-node-exporter on PATH",
 		Enable: "apt-get install prometheus-node-exporter (.ci/run does)",
 		Find:   func() (string, bool) { p, err := exec.LookPath("prometheus-node-exporter"); return p, err == nil }}
-	Suites = []Suite{Dovecot, NATSCLI, Chromium, Long, Docker, NodeExporter}
+	Suites = []Suite{Dovecot, DovecotLMTP, NATSCLI, Chromium, Long, Docker, NodeExporter}
 )
 
 // PresentMark follows a suite's name in the line Require logs for a test

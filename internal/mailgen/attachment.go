@@ -1,4 +1,4 @@
-package seed
+package mailgen
 
 import (
 	"encoding/base64"

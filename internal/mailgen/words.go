@@ -1,4 +1,4 @@
-package seed
+package mailgen
 
 // Words of generated subjects and bodies, and names of senders: plain ASCII
 // so that every generated message is 7bit.

@@ -1,4 +1,4 @@
-package seed
+package mailgen
 
 import (
 	"errors"
@@ -47,11 +47,11 @@ func TestSizesDraw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &Generator{Sizes: tab, Seed: 7}
+	r := rand.New(rand.NewPCG(7, 7))
 	const n = 20_000
 	counts := make([]int, len(tab.Ranges))
-	for i := range n {
-		size := g.Size(Key{Account: "user1", Folder: "INBOX", Index: i})
+	for range n {
+		size := tab.Draw(r)
 		counts[rangeOf(t, tab, size)]++
 	}
 	for i, c := range counts {
