@@ -57,6 +57,11 @@ type imapServerFlags struct {
 	DropFraction  float64       // --drop-fraction of connections dropped abruptly
 	NoFraction    float64       // --no-fraction of mailbox commands answered NO
 	MaxMessages   int           // --max-messages per mailbox, 0 for the default
+	RefuseSelect  float64       // --refuse-select: fraction of SELECTs answered NO
+	RefuseList    float64       // --refuse-list: fraction of LISTs answered NO
+	DegradeFor    time.Duration // --degrade-for: how long overload wears the server, 0 for never
+	DegradeFactor int           // --degrade-factor: how many times slower a worn server serves
+	DegradeShare  float64       // --degrade-share of the pool's time busy that counts as overload
 }
 
 // defaultIMAPServer is the flags' defaults; add declares the flags with the
@@ -75,6 +80,11 @@ func (s *imapServerFlags) add(fs *pflag.FlagSet) {
 	fs.Float64Var(&s.DropFraction, "drop-fraction", s.DropFraction, "fraction of connections dropped abruptly")
 	fs.Float64Var(&s.NoFraction, "no-fraction", s.NoFraction, "fraction of mailbox commands answered NO")
 	fs.IntVar(&s.MaxMessages, "max-messages", s.MaxMessages, "messages kept per mailbox (default 1000)")
+	fs.Float64Var(&s.RefuseSelect, "refuse-select", s.RefuseSelect, "fraction of SELECTs answered NO (1: no session ever opens INBOX)")
+	fs.Float64Var(&s.RefuseList, "refuse-list", s.RefuseList, "fraction of LISTs answered NO")
+	fs.DurationVar(&s.DegradeFor, "degrade-for", s.DegradeFor, "with --workers: after a second of overload, serve sessions' commands --degrade-factor times slower for this long (0: never)")
+	fs.IntVar(&s.DegradeFactor, "degrade-factor", s.DegradeFactor, "how many times slower a worn server serves (0: 4)")
+	fs.Float64Var(&s.DegradeShare, "degrade-share", s.DegradeShare, "share of the slots' time busy over a second that counts as overload (0: 0.9)")
 }
 
 // checks returns the errors of the flags' values, nil for a good one.
@@ -90,6 +100,11 @@ func (s *imapServerFlags) checks() []error {
 		checkFloat("drop-fraction", s.DropFraction, between(0, 1)),
 		checkFloat("no-fraction", s.NoFraction, between(0, 1)),
 		checkInt("max-messages", s.MaxMessages, atLeast(0)),
+		checkFloat("refuse-select", s.RefuseSelect, between(0, 1)),
+		checkFloat("refuse-list", s.RefuseList, between(0, 1)),
+		checkDuration("degrade-for", s.DegradeFor),
+		checkInt("degrade-factor", s.DegradeFactor, atLeast(0)),
+		checkFloat("degrade-share", s.DegradeShare, between(0, 1)),
 	}
 }
 
@@ -100,6 +115,8 @@ func (s *imapServerFlags) options(addr string) *embedded.IMAPOptions {
 		Workers: s.Workers, ServiceTime: s.ServiceTime, SlowFraction: s.SlowFraction, SlowDelay: s.SlowDelay,
 		BcryptCost: s.BcryptCost, LoginCacheTTL: s.LoginCacheTTL, TLS: s.TLS,
 		DropFraction: s.DropFraction, NoFraction: s.NoFraction, MaxMessages: s.MaxMessages,
+		RefuseSelect: s.RefuseSelect, RefuseList: s.RefuseList,
+		DegradeFor: s.DegradeFor, DegradeFactor: s.DegradeFactor, DegradeShare: s.DegradeShare,
 	}
 }
 
