@@ -59,6 +59,8 @@ type imapServerFlags struct {
 	MaxMessages   int           // --max-messages per mailbox, 0 for the default
 	RefuseSelect  float64       // --refuse-select: fraction of SELECTs answered NO
 	RefuseList    float64       // --refuse-list: fraction of LISTs answered NO
+	NoGreeting    bool          // --no-greeting: accept connections, never greet
+	LoginDelay    time.Duration // --login-delay before every LOGIN is answered
 	DegradeFor    time.Duration // --degrade-for: how long overload wears the server, 0 for never
 	DegradeFactor int           // --degrade-factor: how many times slower a worn server serves
 	DegradeShare  float64       // --degrade-share of the pool's time busy that counts as overload
@@ -82,6 +84,8 @@ func (s *imapServerFlags) add(fs *pflag.FlagSet) {
 	fs.IntVar(&s.MaxMessages, "max-messages", s.MaxMessages, "messages kept per mailbox (default 1000)")
 	fs.Float64Var(&s.RefuseSelect, "refuse-select", s.RefuseSelect, "fraction of SELECTs answered NO (1: no session ever opens INBOX)")
 	fs.Float64Var(&s.RefuseList, "refuse-list", s.RefuseList, "fraction of LISTs answered NO")
+	fs.BoolVar(&s.NoGreeting, "no-greeting", s.NoGreeting, "accept connections and never send the greeting (as a port speaking something else, or TLS)")
+	fs.DurationVar(&s.LoginDelay, "login-delay", s.LoginDelay, "answer every LOGIN only after this long (a slow authentication backend)")
 	fs.DurationVar(&s.DegradeFor, "degrade-for", s.DegradeFor, "with --workers: after a second of overload, serve sessions' commands --degrade-factor times slower for this long (0: never)")
 	fs.IntVar(&s.DegradeFactor, "degrade-factor", s.DegradeFactor, "how many times slower a worn server serves (0: 4)")
 	fs.Float64Var(&s.DegradeShare, "degrade-share", s.DegradeShare, "share of the slots' time busy over a second that counts as overload (0: 0.9)")
@@ -102,6 +106,7 @@ func (s *imapServerFlags) checks() []error {
 		checkInt("max-messages", s.MaxMessages, atLeast(0)),
 		checkFloat("refuse-select", s.RefuseSelect, between(0, 1)),
 		checkFloat("refuse-list", s.RefuseList, between(0, 1)),
+		checkDuration("login-delay", s.LoginDelay),
 		checkDuration("degrade-for", s.DegradeFor),
 		checkInt("degrade-factor", s.DegradeFactor, atLeast(0)),
 		checkFloat("degrade-share", s.DegradeShare, between(0, 1)),
@@ -115,7 +120,7 @@ func (s *imapServerFlags) options(addr string) *embedded.IMAPOptions {
 		Workers: s.Workers, ServiceTime: s.ServiceTime, SlowFraction: s.SlowFraction, SlowDelay: s.SlowDelay,
 		BcryptCost: s.BcryptCost, LoginCacheTTL: s.LoginCacheTTL, TLS: s.TLS,
 		DropFraction: s.DropFraction, NoFraction: s.NoFraction, MaxMessages: s.MaxMessages,
-		RefuseSelect: s.RefuseSelect, RefuseList: s.RefuseList,
+		RefuseSelect: s.RefuseSelect, RefuseList: s.RefuseList, NoGreeting: s.NoGreeting, LoginDelay: s.LoginDelay,
 		DegradeFor: s.DegradeFor, DegradeFactor: s.DegradeFactor, DegradeShare: s.DegradeShare,
 	}
 }
