@@ -22,6 +22,7 @@ type gate struct {
 	slowDelay time.Duration
 	done      <-chan struct{} // closed when the server closes
 	load      gateLoad        // what the pool does, for /metrics (metrics.go)
+	wear      *wear           // nil unless DegradeFor is set
 }
 
 // slot is one worker; free is when its last command's service ended on
@@ -31,7 +32,7 @@ type slot struct {
 }
 
 func newGate(o *IMAPOptions, done <-chan struct{}) *gate {
-	g := &gate{service: o.ServiceTime, slowDelay: o.SlowDelay, done: done}
+	g := &gate{service: o.ServiceTime, slowDelay: o.SlowDelay, done: done, wear: newWear(o)}
 	if o.Workers > 0 {
 		g.slots = make(chan *slot, o.Workers)
 		for range o.Workers {
@@ -44,15 +45,16 @@ func newGate(o *IMAPOptions, done <-chan struct{}) *gate {
 // admit waits until the command may run. Waiting in the queue is
 // unbounded, like on an overloaded server, but ends early with an error
 // when the server closes or the connection is dropped (gone is closed).
-func (g *gate) admit(gone <-chan struct{}, slow bool) error {
-	if err := g.serve(gone); err != nil || !slow {
+func (g *gate) admit(gone <-chan struct{}, slow, wears bool) error {
+	if err := g.serve(gone, wears); err != nil || !slow {
 		return err
 	}
 	return g.wait(g.slowDelay, gone)
 }
 
-// serve holds a slot for the service time.
-func (g *gate) serve(gone <-chan struct{}) error {
+// serve holds a slot for the service time (longer on a worn server for a
+// command that wears, see wear).
+func (g *gate) serve(gone <-chan struct{}, wears bool) error {
 	if g.slots == nil {
 		return g.wait(g.service, gone)
 	}
@@ -70,7 +72,7 @@ func (g *gate) serve(gone <-chan struct{}) error {
 	since := g.load.acquired()
 	defer func() { g.load.released(since); g.slots <- sl }()
 	now := time.Now()
-	sl.free = serviceEnd(sl.free, now, g.service)
+	sl.free = serviceEnd(sl.free, now, g.wear.take(now, g.service, wears))
 	return g.wait(sl.free.Sub(now), gone)
 }
 

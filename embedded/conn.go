@@ -132,7 +132,7 @@ func (c *clientConn) admit(name string) error {
 		c.drop()
 		return dropError()
 	}
-	return c.s.gate.admit(c.gone, c.slow.Load() && mailboxCommand(name))
+	return c.s.gate.admit(c.gone, c.slow.Load() && mailboxCommand(name), wearsCommand(name))
 }
 
 // Write notes continuation requests (for the scanner) and drops the

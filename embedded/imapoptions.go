@@ -104,6 +104,18 @@ type IMAPOptions struct {
 	// LoginDelay is how long every LOGIN waits before it is answered, as a
 	// slow authentication backend (or an auth-failure penalty) makes it.
 	LoginDelay time.Duration
+	// DegradeFor makes the server wear under overload, as a real one may
+	// (caches evicted, a backend's queues full): once the commands that
+	// wear (all but a session's set-up and LOGOUT) taken in a window of
+	// DegradeAfter (default 1 s) held the slots for DegradeShare (default
+	// 0.9) of it, every command but a session's set-up (LOGIN, SELECT, …) holds
+	// its slot DegradeFactor (default 4) times ServiceTime, until
+	// DegradeFor after that window. A worn server still offered more than
+	// its worn capacity stays worn. Needs Workers. 0 means it never wears.
+	DegradeFor    time.Duration
+	DegradeAfter  time.Duration
+	DegradeFactor int
+	DegradeShare  float64
 	// Seed seeds the fault-injection random source: runs with the same Seed
 	// and the same arrival order inject the same faults. Default 0.
 	Seed uint64
@@ -183,6 +195,8 @@ func (o *IMAPOptions) validate() error {
 		return fmt.Errorf("%w: negative Workers, ServiceTime, SlowDelay, LoginCacheTTL or LoginDelay", ErrBadOption)
 	case o.DeliverWorkers < 0 || o.DeliverServiceTime < 0:
 		return fmt.Errorf("%w: negative DeliverWorkers or DeliverServiceTime", ErrBadOption)
+	case o.DegradeFor < 0 || o.DegradeAfter < 0 || o.DegradeFactor < 0 || !(o.DegradeShare >= 0 && o.DegradeShare <= 1):
+		return fmt.Errorf("%w: negative DegradeFor, DegradeAfter or DegradeFactor, or DegradeShare outside [0, 1]", ErrBadOption)
 	case o.TLS && o.StartTLS:
 		return fmt.Errorf("%w: TLS and StartTLS together", ErrBadOption)
 	case o.BcryptCost < 0 || o.BcryptCost > 31:

@@ -145,6 +145,9 @@ func TestStartIMAPOptions(t *testing.T) {
 		{name: "fraction above 1", opts: &embedded.IMAPOptions{NoFraction: 1.5}, wantErr: embedded.ErrBadOption},
 		{name: "NaN fraction", opts: &embedded.IMAPOptions{SlowFraction: math.NaN()}, wantErr: embedded.ErrBadOption},
 		{name: "bcrypt cost too high", opts: &embedded.IMAPOptions{BcryptCost: 32}, wantErr: embedded.ErrBadOption},
+		{name: "negative wear", opts: &embedded.IMAPOptions{DegradeFor: -time.Second}, wantErr: embedded.ErrBadOption},
+		{name: "wear share above 1", opts: &embedded.IMAPOptions{DegradeShare: 1.5}, wantErr: embedded.ErrBadOption},
+		{name: "NaN wear share", opts: &embedded.IMAPOptions{DegradeShare: math.NaN()}, wantErr: embedded.ErrBadOption},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -140,10 +140,10 @@ func (ls *lmtpSession) LMTPData(r io.Reader, status smtp.StatusCollector) error 
 // delivery slot, a slow account's delay.
 func (s *IMAP) deliver(user string, msg []byte) error {
 	u := s.users[user]
-	if err := s.gate.admit(nil, s.IsSlow(user)); err != nil {
+	if err := s.gate.admit(nil, s.IsSlow(user), false); err != nil { // a delivery does not wear the server (DegradeFor)
 		return tempFailure("server closing")
 	}
-	if err := s.lmtp.gate.admit(nil, false); err != nil {
+	if err := s.lmtp.gate.admit(nil, false, false); err != nil {
 		return tempFailure("server closing")
 	}
 	if s.faults.injectNo() {

@@ -1,9 +1,9 @@
 package pipeline_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -86,7 +86,10 @@ func reportText(rep messages.RunReport) string {
 	var b strings.Builder
 	b.WriteString("verdict " + rep.Verdict)
 	for _, s := range rep.Steps {
-		b.WriteString("\n  step " + strconv.Itoa(s.Step) + " " + s.Verdict)
+		b.WriteString(fmt.Sprintf("\n  step %d %s (%.1f/s offered, %.1f/s delivered)", s.Step, s.Verdict, s.TargetRate, s.DeliveredRate))
+		for name, ph := range s.Phases {
+			b.WriteString(fmt.Sprintf("\n    %s: attempted %d, succeeded %d, dropped %d, p50 %.1f ms, p99 %.1f ms", name, ph.Attempted, ph.Succeeded, ph.Dropped, ph.P50, ph.P99))
+		}
 		for _, r := range s.Reasons {
 			b.WriteString("\n    " + r.Code + ": " + r.Detail)
 		}
@@ -108,4 +111,24 @@ func TestSetupNeverGreets(t *testing.T) {
 func TestSetupLoginSlowerThanStep(t *testing.T) {
 	rep := setupRun(t, &embedded.IMAPOptions{LoginDelay: 8 * time.Second}, 2*time.Second, 20)
 	checkNotKnee(t, rep, messages.RunInconclusive, messages.ReasonSetupUnanswered, verdict.ExitInconclusive, "no session got past the login", "authentication takes longer")
+}
+
+// TestSetupHalfSelectRefused: half the SELECTs answered NO — sessions
+// that get in serve the rest, so neither the failing share of all the
+// commands nor the served share fires; the step is failing all the same
+// (a refused command, verdict.RefusedShare), naming select and its
+// error, never a knee nor the start of a downward search.
+func TestSetupHalfSelectRefused(t *testing.T) {
+	rep := setupRun(t, &embedded.IMAPOptions{RefuseSelect: 0.5}, 2*time.Second, 20)
+	checkNotKnee(t, rep, messages.RunFailing, messages.ReasonFailing, verdict.ExitFailing, "select attempts", "NO [SERVERBUG] injected fault")
+	if len(rep.Steps) != 1 {
+		t.Errorf("%d steps ran, want 1: a failing step ends the run\n%s", len(rep.Steps), reportText(rep))
+	}
+}
+
+// TestSetupListRefused: every LIST answered NO, one command in seven of
+// the mix: the step is failing, naming list, not a knee.
+func TestSetupListRefused(t *testing.T) {
+	rep := setupRun(t, &embedded.IMAPOptions{RefuseList: 1}, 2*time.Second, 40)
+	checkNotKnee(t, rep, messages.RunFailing, messages.ReasonFailing, verdict.ExitFailing, "list attempts (100%", "NO [SERVERBUG] injected fault")
 }

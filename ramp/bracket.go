@@ -21,6 +21,9 @@ const (
 	KindRefine = "refine"
 )
 
+// stopKnee is why a ramp that bracketed the knee, and refined it as asked, stops.
+const stopKnee = "the knee was found"
+
 // Decision is what the plan does next: offer Rate (and Conns held
 // connections) or stop, saying why.
 type Decision struct {
@@ -67,7 +70,11 @@ func (p Plan) Decide(done []messages.StepResult) Decision {
 func (p Plan) downward(done []messages.StepResult) Decision {
 	for i, r := range done {
 		if p.verdict(r) == messages.VerdictHeld {
-			return p.refine(done, i+1)
+			d := p.refine(done, i+1)
+			if d.Stop == stopKnee {
+				d.Stop = fmt.Sprintf("stepping down from a first step below, %s/s held (step %d): the knee is bracketed", rateWords(r.TargetRate), r.Step)
+			}
+			return d
 		}
 	}
 	low := done[0]
@@ -91,7 +98,7 @@ func (p Plan) downward(done []messages.StepResult) Decision {
 // against it would pull the bracket down.
 func (p Plan) refine(done []messages.StepResult, from int) Decision {
 	if p.Refine == 0 {
-		return Decision{Stop: "the knee was found"}
+		return Decision{Stop: stopKnee}
 	}
 	extra := done[from:]
 	if from > 0 && p.verdict(done[from-1]) == messages.VerdictBelow {
@@ -106,7 +113,7 @@ func (p Plan) refine(done []messages.StepResult, from int) Decision {
 		extra = extra[1:]
 	}
 	if len(extra) >= p.Refine {
-		return Decision{Stop: "the knee was found"}
+		return Decision{Stop: stopKnee}
 	}
 	rate, stop := p.bisect(done)
 	last := done[len(done)-1]

@@ -47,8 +47,12 @@ func afterOverloadFinding(steps []messages.StepResult) string {
 	if len(after) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s ran after an overload (step %d fell below first) at lower rates: they measured a server that had been overloaded",
-		stepsWord(after), first)
+	they := "they"
+	if len(after) == 1 {
+		they = "it"
+	}
+	return fmt.Sprintf("%s ran after an overload (step %d fell below first) at lower rates: %s measured a server that had been overloaded",
+		stepsWord(after), first, they)
 }
 
 // recheckFinding says whether a re-offer after an overload held again.

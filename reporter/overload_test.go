@@ -60,6 +60,13 @@ func TestBuildNotRecovered(t *testing.T) {
 	if !strings.Contains(all, want) || strings.Contains(all, "hysteresis") {
 		t.Errorf("Build() findings lack %q (and want no hysteresis of P99, whose intervals overlap); got:\n%s", want, all)
 	}
+	var b strings.Builder
+	if err := WriteTable(&b, rep, nil); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "below (re-offer)") {
+		t.Errorf("WriteTable():\n%s\nwant step 4 marked below (re-offer)", out)
+	}
 }
 
 // TestBuildNoneHeld: a run whose every valid step fell below has no knee

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/imapload/imapload/messages"
+	"github.com/imapload/imapload/verdict"
 )
 
 // TableWidth is the most columns a line of RenderTable takes: the table
@@ -186,6 +187,11 @@ func mark(r messages.RunReport, step int) string {
 	}
 	if r.LastHeld != nil && r.LastHeld.Step == step {
 		marks = append(marks, "last held")
+	}
+	for _, rc := range verdict.Rechecks(r.Steps, r.Threshold) {
+		if rc.Step == step {
+			marks = append(marks, "re-offer")
+		}
 	}
 	return strings.Join(marks, ",")
 }

@@ -23,7 +23,7 @@ var runVerdictWords = map[string]string{
 	messages.RunKnee:         "knee (the server stopped keeping up)",
 	messages.RunNoKnee:       "no knee (every valid step held)",
 	messages.RunInconclusive: "inconclusive (what the server sustains could not be established)",
-	messages.RunFailing:      "failing (most commands failed: the server did not answer correctly)",
+	messages.RunFailing:      "failing (the server did not answer correctly: most commands failed, or it refused one command)",
 	messages.RunNoneHeld:     "none held (no rate offered was sustained, down to the lowest: no bracket)",
 	"":                       "none yet (no step results)",
 }

@@ -43,7 +43,13 @@
 //     mean. (When that stage's attempts failed instead, the step is
 //     failing, with the stage and its top error.)
 //   - unserved: the server served under ServedShare of the scheduled
-//     commands with every set-up passed and no failing share of errors.
+//     commands with every set-up passed and no failing share of errors —
+//     unless it served some and the rest were never sent because every
+//     session was waiting on it: that server is slow (worn by an overload,
+//     say), and the step is below.
+//   - failing also when the server refused one command at RefusedShare
+//     (25%) or more of its attempts (NO or BAD without a response code of
+//     load, RFC 5530), however few of all the commands it is.
 //   - failing: more than half of the commands the server was sent failed
 //     (refused, TLS, authentication, NO/BAD), errors imapload itself caused
 //     left out — unless the step held IDLE connections: a server that kept

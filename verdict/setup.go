@@ -37,6 +37,8 @@ func unserved(r messages.StepResult) (code, detail string) {
 		r.Succeeded, r.Scheduled, 100*float64(r.Succeeded)/float64(r.Scheduled), 100*ServedShare)
 	st, ok := blockingStage(r.Setup)
 	switch {
+	case !ok && saturated(r):
+		return "", "" // a slow server, its sessions all waiting on it: below judges it
 	case !ok:
 		return messages.ReasonUnserved, head + "; every session set-up passed: " + unservedCause(r)
 	case st.Failed >= st.Waiting:
@@ -78,6 +80,15 @@ func blockingStage(stages []messages.SetupStage) (messages.SetupStage, bool) {
 		}
 	}
 	return messages.SetupStage{}, false
+}
+
+// saturated reports whether a step whose every set-up passed had its
+// server serve some commands while the rest were never sent because every
+// session was waiting on it: a server slowed down (worn by an overload,
+// say), not one that served nothing, so the step is below, not unserved.
+func saturated(r messages.StepResult) bool {
+	_, sent := Failed(r)
+	return r.Succeeded > 0 && r.Dropped > 0 && r.Dropped >= sent
 }
 
 // unservedCause says where the scheduled commands went when every set-up

@@ -19,6 +19,26 @@ func unservedStep(stages ...messages.SetupStage) messages.StepResult {
 	}
 }
 
+// slowed is s with a few commands served and the rest never sent.
+func slowed(s messages.StepResult) messages.StepResult {
+	s.Succeeded, s.Dropped = 5, 92
+	s.Phases = map[string]messages.PhaseResult{"fetch": {Count: 5, Attempted: 5, Succeeded: 5, Dropped: 92}}
+	return s
+}
+
+// TestSlowedServerIsBelow: a server that served a few of the scheduled
+// commands, the rest never sent because every session waited on it, with
+// every set-up passed, slowed down (worn by an overload, say): the step is
+// below, not unserved.
+func TestSlowedServerIsBelow(t *testing.T) {
+	s := slowed(unservedStep(messages.SetupStage{Stage: "connect", Started: 8}))
+	s.DeliveredRate, s.Ratio = 5.0/3, 5.0/3/32
+	verdict.Stamp(&s, 0)
+	if s.Verdict != messages.VerdictBelow || len(s.Reasons) != 0 {
+		t.Errorf("Stamp(): verdict %q, reasons %+v; want below with no reason", s.Verdict, s.Reasons)
+	}
+}
+
 // TestUnserved: a step whose server served (almost) none of what was
 // scheduled is failing when the set-up failed, setup_unanswered when it was
 // still waiting, unserved otherwise: never below, never the knee.

@@ -102,6 +102,9 @@ func Reasons(r messages.StepResult) []messages.Reason {
 	if ucode == messages.ReasonFailing {
 		fd = ud // it names the set-up stage that kept the commands from the server
 	}
+	if fd == "" {
+		fd = refused(r)
+	}
 	if fd != "" {
 		add(messages.ReasonFailing, fd)
 	}

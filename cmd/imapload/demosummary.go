@@ -42,6 +42,8 @@ func capacityFinding(r messages.RunReport, s demoSetup) string {
 			head, kneeRate(r.Knee), r.Knee.Step, r.Knee.DeliveredRate, held)
 	case messages.RunNoKnee:
 		return head + "; every step held, so no knee was found: raise --max or --max-steps"
+	case messages.RunNoneHeld:
+		return head + "; no step held, down to the lowest rate offered (--min): lower --min, or see the verdict above"
 	}
 	return fmt.Sprintf("%s; the run could not measure it (%s: %s; why and what to do: see the verdict above)", head, r.Verdict, codesOf(r.Reasons))
 }

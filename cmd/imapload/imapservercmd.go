@@ -64,6 +64,13 @@ type imapServerFlags struct {
 	// (--deliver-workers, --deliver-service-time).
 	DeliverWorkers     int
 	DeliverServiceTime time.Duration
+	RefuseSelect       float64       // --refuse-select: fraction of SELECTs answered NO
+	RefuseList         float64       // --refuse-list: fraction of LISTs answered NO
+	NoGreeting         bool          // --no-greeting: accept connections, never greet
+	LoginDelay         time.Duration // --login-delay before every LOGIN is answered
+	DegradeFor         time.Duration // --degrade-for: how long overload wears the server, 0 for never
+	DegradeFactor      int           // --degrade-factor: how many times slower a worn server serves
+	DegradeShare       float64       // --degrade-share of the pool's time busy that counts as overload
 }
 
 // defaultIMAPServer is the flags' defaults; add declares the flags with the
@@ -84,6 +91,13 @@ func (s *imapServerFlags) add(fs *pflag.FlagSet) {
 	fs.IntVar(&s.MaxMessages, "max-messages", s.MaxMessages, "messages kept per mailbox (default 1000)")
 	fs.IntVar(&s.DeliverWorkers, "deliver-workers", s.DeliverWorkers, "LMTP delivery slots: delivery capacity = deliver-workers / deliver-service-time (0: unlimited)")
 	fs.DurationVar(&s.DeliverServiceTime, "deliver-service-time", s.DeliverServiceTime, "time each LMTP delivery holds a delivery slot, after a command slot")
+	fs.Float64Var(&s.RefuseSelect, "refuse-select", s.RefuseSelect, "fraction of SELECTs answered NO (1: no session ever opens INBOX)")
+	fs.Float64Var(&s.RefuseList, "refuse-list", s.RefuseList, "fraction of LISTs answered NO")
+	fs.BoolVar(&s.NoGreeting, "no-greeting", s.NoGreeting, "accept connections and never send the greeting (as a port speaking something else, or TLS)")
+	fs.DurationVar(&s.LoginDelay, "login-delay", s.LoginDelay, "answer every LOGIN only after this long (a slow authentication backend)")
+	fs.DurationVar(&s.DegradeFor, "degrade-for", s.DegradeFor, "with --workers: after a second of overload, serve sessions' commands --degrade-factor times slower for this long (0: never)")
+	fs.IntVar(&s.DegradeFactor, "degrade-factor", s.DegradeFactor, "how many times slower a worn server serves (0: 4)")
+	fs.Float64Var(&s.DegradeShare, "degrade-share", s.DegradeShare, "share of the slots' time busy over a second that counts as overload (0: 0.9)")
 }
 
 // checks returns the errors of the flags' values, nil for a good one.
@@ -101,6 +115,12 @@ func (s *imapServerFlags) checks() []error {
 		checkInt("max-messages", s.MaxMessages, atLeast(0)),
 		checkInt("deliver-workers", s.DeliverWorkers, atLeast(0)),
 		checkDuration("deliver-service-time", s.DeliverServiceTime),
+		checkFloat("refuse-select", s.RefuseSelect, between(0, 1)),
+		checkFloat("refuse-list", s.RefuseList, between(0, 1)),
+		checkDuration("login-delay", s.LoginDelay),
+		checkDuration("degrade-for", s.DegradeFor),
+		checkInt("degrade-factor", s.DegradeFactor, atLeast(0)),
+		checkFloat("degrade-share", s.DegradeShare, between(0, 1)),
 	}
 }
 
@@ -112,6 +132,8 @@ func (s *imapServerFlags) options(addr string) *embedded.IMAPOptions {
 		BcryptCost: s.BcryptCost, LoginCacheTTL: s.LoginCacheTTL, TLS: s.TLS,
 		DropFraction: s.DropFraction, NoFraction: s.NoFraction, MaxMessages: s.MaxMessages,
 		DeliverWorkers: s.DeliverWorkers, DeliverServiceTime: s.DeliverServiceTime,
+		RefuseSelect: s.RefuseSelect, RefuseList: s.RefuseList, NoGreeting: s.NoGreeting, LoginDelay: s.LoginDelay,
+		DegradeFor: s.DegradeFor, DegradeFactor: s.DegradeFactor, DegradeShare: s.DegradeShare,
 	}
 }
 
