@@ -9,6 +9,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -64,11 +65,25 @@ type jsonRef struct {
 func newJSONRef(t *testing.T) *jsonRef {
 	t.Helper()
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	names, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := doc.New(pkgs["messages"], "github.com/imapload/imapload/messages", doc.PreserveAST)
+	var files []*ast.File
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	p, err := doc.NewFromFiles(fset, files, "github.com/imapload/imapload/messages", doc.PreserveAST)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := &jsonRef{fset: fset, pkg: p, types: map[string]*doc.Type{}}
 	for _, ty := range p.Types {
 		r.types[ty.Name] = ty

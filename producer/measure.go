@@ -116,7 +116,7 @@ func (e *sessionEnv) inStage(ctx context.Context, stage int, abort func(), op fu
 	switch {
 	case err == nil:
 		e.setups.end(stage, "")
-	case ctx != nil && ctx.Err() != nil:
+	case ctx.Err() != nil:
 		e.setups.cancel(stage)
 	default:
 		kind, _ := e.rec.Describe(err)

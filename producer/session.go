@@ -190,9 +190,9 @@ func (s *session) setupStep(p messages.Phase, op func() error) error {
 	var err error
 	switch c := s.c; p {
 	case messages.Login:
-		err = s.env.inStage(nil, stageLogin, func() { c.Close() }, guarded)
+		err = s.env.inStage(context.Background(), stageLogin, func() { c.Close() }, guarded)
 	case messages.Select:
-		err = s.env.inStage(nil, stageSelect, func() { c.Close() }, guarded)
+		err = s.env.inStage(context.Background(), stageSelect, func() { c.Close() }, guarded)
 	default:
 		err = guarded()
 	}
