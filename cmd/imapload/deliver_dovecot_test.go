@@ -145,14 +145,17 @@ func TestDemoDeliveryBottleneck(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "report")
 	o := runOnce(t, []string{"TMPDIR=" + t.TempDir()}, 2*time.Minute, "demo", "--connections", "10", "--rate", "100",
 		"--deliver-rate", "20", "--deliver-workers", "1", "--deliver-service-time", "200ms", "--deliver-conns", "4",
-		"--step-duration", "3s", "--saturation-lag", "1h", "--out", dir)
+		"--step-duration", "3s", "--stagger", "1s", "--warmup", "4s", "--saturation-lag", "1h", "--out", dir)
 	checkRunEnd(t, o.stdout, codeErr(o.code), dir)
 	r := readReport(t, filepath.Join(dir, "report.json"))
-	if len(r.Steps) != 1 || !strings.HasPrefix(r.Steps[0].Below, "deliveries: ") {
-		t.Fatalf("steps %+v: want one, below on deliveries alone", r.Steps)
+	// The held connections are set up in the warm-up; on a busy host some
+	// may still be logging in when the window opens, and the step is then
+	// below on them too. Deliveries must be named whatever else is.
+	if len(r.Steps) != 1 || !strings.Contains(r.Steps[0].Below, "deliveries: ") {
+		t.Fatalf("steps %+v: want one, below on its deliveries", r.Steps)
 	}
 	if o.code != verdict.ExitNoneHeld || r.Verdict != messages.RunNoneHeld || len(r.Reasons) == 0 ||
-		!strings.Contains(r.Reasons[0].Detail, "below on deliveries") {
+		!strings.Contains(r.Reasons[0].Detail, "deliveries: accepted") {
 		t.Errorf("exit %d, verdict %q, reasons %+v: want %d, none held, naming the deliveries", o.code, r.Verdict, r.Reasons, verdict.ExitNoneHeld)
 	}
 }
