@@ -153,21 +153,7 @@ func (c *clientConn) Write(p []byte) (int, error) {
 }
 
 // pause waits d (LoginDelay), or until the connection or the server closes.
-func (c *clientConn) pause(d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-c.gone:
-		return dropError()
-	case <-c.s.done:
-		return closedError()
-	}
-}
+func (c *clientConn) pause(d time.Duration) error { return c.s.gate.wait(d, c.gone) }
 
 // Close closes the connection (sending TLS close_notify if any).
 func (c *clientConn) Close() error {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/emersion/go-imap/v2/imapclient"
+	"github.com/imapload/imapload/embedded"
 )
 
 // TestIMAPIdlePush: a session in IDLE (RFC 2177) is told of every message
@@ -13,24 +14,7 @@ import (
 // which imapmemserver alone has not yet registered for updates.
 func TestIMAPIdlePush(t *testing.T) {
 	s := startIMAP(t, nil)
-	exists := make(chan uint32, 64)
-	idler, err := imapclient.DialInsecure(s.Addr(), &imapclient.Options{UnilateralDataHandler: &imapclient.UnilateralDataHandler{
-		Mailbox: func(d *imapclient.UnilateralDataMailbox) {
-			if d.NumMessages != nil {
-				exists <- *d.NumMessages
-			}
-		},
-	}})
-	if err != nil {
-		t.Fatalf("DialInsecure() error = %v", err)
-	}
-	t.Cleanup(func() { idler.Close() })
-	if err := idler.Login(s.UserName(1), s.Password()).Wait(); err != nil {
-		t.Fatalf("Login() error = %v", err)
-	}
-	if _, err := idler.Select("INBOX", nil).Wait(); err != nil {
-		t.Fatalf("Select(INBOX) error = %v", err)
-	}
+	idler, exists := inboxWatcher(t, s, s.UserName(1), 64)
 	pusher := login(t, s, s.UserName(1))
 	for i := range 50 {
 		idle, err := idler.Idle()
@@ -53,4 +37,30 @@ func TestIMAPIdlePush(t *testing.T) {
 			t.Fatalf("round %d: IDLE Wait() error = %v", i, err)
 		}
 	}
+}
+
+// inboxWatcher logs user in on a connection of its own and selects INBOX;
+// every message count the server announces (EXISTS) is sent on the channel
+// (buffered n).
+func inboxWatcher(t *testing.T, s *embedded.IMAP, user string, n int) (*imapclient.Client, <-chan uint32) {
+	t.Helper()
+	exists := make(chan uint32, n)
+	c, err := imapclient.DialInsecure(s.Addr(), &imapclient.Options{UnilateralDataHandler: &imapclient.UnilateralDataHandler{
+		Mailbox: func(d *imapclient.UnilateralDataMailbox) {
+			if d.NumMessages != nil {
+				exists <- *d.NumMessages
+			}
+		},
+	}})
+	if err != nil {
+		t.Fatalf("DialInsecure() error = %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Login(user, s.Password()).Wait(); err != nil {
+		t.Fatalf("Login() error = %v", err)
+	}
+	if _, err := c.Select("INBOX", nil).Wait(); err != nil {
+		t.Fatalf("Select(INBOX) error = %v", err)
+	}
+	return c, exists
 }

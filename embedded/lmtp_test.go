@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-smtp"
 
 	"github.com/imapload/imapload/embedded"
@@ -61,24 +60,7 @@ func lmtpDeliver(t *testing.T, addr string, rcpts []string, msg string) (map[str
 // unknown recipient is refused at RCPT with 550 (RFC 2033 §4.2).
 func TestLMTPDeliversToInbox(t *testing.T) {
 	s := startIMAP(t, &embedded.IMAPOptions{LMTPAddr: "127.0.0.1:0"})
-	exists := make(chan uint32, 4)
-	idler, err := imapclient.DialInsecure(s.Addr(), &imapclient.Options{UnilateralDataHandler: &imapclient.UnilateralDataHandler{
-		Mailbox: func(d *imapclient.UnilateralDataMailbox) {
-			if d.NumMessages != nil {
-				exists <- *d.NumMessages
-			}
-		},
-	}})
-	if err != nil {
-		t.Fatalf("DialInsecure() error = %v", err)
-	}
-	t.Cleanup(func() { idler.Close() })
-	if err := idler.Login(s.UserName(1), s.Password()).Wait(); err != nil {
-		t.Fatalf("Login() error = %v", err)
-	}
-	if _, err := idler.Select("INBOX", nil).Wait(); err != nil {
-		t.Fatalf("Select(INBOX) error = %v", err)
-	}
+	idler, exists := inboxWatcher(t, s, s.UserName(1), 4)
 	idle, err := idler.Idle()
 	if err != nil {
 		t.Fatalf("Idle() error = %v", err)

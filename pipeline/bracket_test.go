@@ -1,8 +1,6 @@
 package pipeline_test
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -51,14 +49,7 @@ func bracketRun(t *testing.T, opts *embedded.IMAPOptions, plan ramp.Plan, cooldo
 	if err != nil {
 		t.Fatalf("Run() error = %v", err)
 	}
-	b, err := os.ReadFile(filepath.Join(o.OutDir, "report.json"))
-	if err != nil {
-		t.Fatalf("report.json: %v", err)
-	}
-	rep, err := messages.DecodeRunReport(b)
-	if err != nil {
-		t.Fatalf("report.json: %v", err)
-	}
+	rep := readReport(t, o.OutDir)
 	return *rep, results
 }
 

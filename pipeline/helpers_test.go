@@ -82,3 +82,17 @@ func storesLeft(name string) []string {
 	m, _ := filepath.Glob(filepath.Join(os.TempDir(), "imapload-"+name+"-nats-*"))
 	return m
 }
+
+// readReport reads the run report the reporter wrote into dir.
+func readReport(t *testing.T, dir string) *messages.RunReport {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	rep, err := messages.DecodeRunReport(b)
+	if err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	return rep
+}

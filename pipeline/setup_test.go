@@ -2,8 +2,6 @@ package pipeline_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -38,14 +36,7 @@ func setupRun(t *testing.T, opts *embedded.IMAPOptions, d time.Duration, rates .
 	if _, err := runCtx(t, o); err != nil {
 		t.Fatalf("Run() error = %v", err)
 	}
-	b, err := os.ReadFile(filepath.Join(o.OutDir, "report.json"))
-	if err != nil {
-		t.Fatalf("report.json: %v", err)
-	}
-	rep, err := messages.DecodeRunReport(b)
-	if err != nil {
-		t.Fatalf("report.json: %v", err)
-	}
+	rep := readReport(t, o.OutDir)
 	return *rep
 }
 

@@ -3,7 +3,6 @@ package preflight_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"strings"
 	"testing"
 
@@ -35,7 +34,7 @@ func TestCheckDovecot(t *testing.T) {
 			want: preflight.ErrUntrusted, says: []string{"--tls-ca FILE"}},
 		{name: "wrong password", target: preflight.Target{Addr: dc.Addr, Password: "Wr0ng-" + dc.Password, LocalAddr: freshLoopback()},
 			want: preflight.ErrLoginRefused, says: []string{`"` + user + `"`, "AUTHENTICATIONFAILED", "check the password"}},
-		{name: "closed port", target: preflight.Target{Addr: closedPort(t)},
+		{name: "closed port", target: preflight.Target{Addr: testkit.ClosedAddr(t)},
 			want: preflight.ErrClosedPort, says: []string{"connection refused", "is the server running"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,17 +59,4 @@ func TestCheckDovecot(t *testing.T) {
 // wrongPasswordOptions).
 func freshLoopback() string {
 	return fmt.Sprintf("127.%d.%d.%d", 1+rand.IntN(254), rand.IntN(256), 1+rand.IntN(254))
-}
-
-// closedPort returns an address of 127.0.0.1 that nothing listens on (it
-// was free a moment ago).
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }

@@ -2,6 +2,7 @@ package producer_test
 
 import (
 	"fmt"
+	"github.com/imapload/imapload/internal/testkit"
 	"net"
 	"sync"
 	"testing"
@@ -39,7 +40,7 @@ func TestFailingTargetKeepsSchedule(t *testing.T) {
 		addr func(f *fleet) string
 		tls  bool
 	}{
-		{"closed port", func(*fleet) string { return closedPort(t) }, false},
+		{"closed port", func(*fleet) string { return testkit.ClosedAddr(t) }, false},
 		{"plaintext to a TLS port", func(f *fleet) string { return f.imap.Addr() }, false},
 		{"TLS to a plaintext port", func(*fleet) string { return plain.Addr() }, true},
 		{"server that never answers", func(*fleet) string { return silentServer(t) }, false},
@@ -85,18 +86,6 @@ func checkLag(t *testing.T, what string, b *messages.SampleBatch) {
 	}
 	t.Errorf("%s, batch %d: Health.LagP99 = %v, want < %v, and the batch shows no host keeping the producer off the CPU: %s",
 		what, b.Seq, lag, lagBound, evidence)
-}
-
-// closedPort returns a loopback address where nothing listens.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("net.Listen() error = %v", err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // silentServer accepts connections on loopback and never writes a byte;

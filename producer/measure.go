@@ -104,8 +104,8 @@ func (e *sessionEnv) endWindow() {
 
 // inStage runs op as one attempt of set-up stage, counted in the step's
 // set-up; with ctx ended when op fails (the step was stopped), uncounted.
-// ctx may be nil: never ended. If the window ends first, abort is called
-// to make op return, and its error is errSetupCut.
+// If the window ends first, abort is called to make op return, and its
+// error is errSetupCut.
 func (e *sessionEnv) inStage(ctx context.Context, stage int, abort func(), op func() error) error {
 	e.setups.begin(stage)
 	stop := context.AfterFunc(e.win, abort)

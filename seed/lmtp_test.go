@@ -1,7 +1,7 @@
 package seed_test
 
 import (
-	"net"
+	"github.com/imapload/imapload/internal/testkit"
 	"strings"
 	"testing"
 
@@ -33,7 +33,7 @@ func TestSeedLMTP(t *testing.T) {
 // account with an error that names the LMTP connection.
 func TestSeedLMTPUnreachable(t *testing.T) {
 	s := startIMAP(t, &embedded.IMAPOptions{Users: 1, SeedMessages: -1})
-	o := seed.Options{Addr: s.Addr(), LMTPAddr: closedPort(t), Accounts: accounts(s, 1), Targets: targets(t, "INBOX", 1), Source: generator(t)}
+	o := seed.Options{Addr: s.Addr(), LMTPAddr: testkit.ClosedAddr(t), Accounts: accounts(s, 1), Targets: targets(t, "INBOX", 1), Source: generator(t)}
 	sum, err := run(t, t.Context(), o)
 	if err == nil || sum.Failed != 1 {
 		t.Fatalf("Run() to a closed LMTP port = %d failed, error %v; want 1 failed and an error", sum.Failed, err)
@@ -41,16 +41,4 @@ func TestSeedLMTPUnreachable(t *testing.T) {
 	if len(sum.Errors) == 0 || !strings.Contains(sum.Errors[0].Err, "LMTP connect") {
 		t.Errorf("Summary.Errors = %+v, want one naming the LMTP connection", sum.Errors)
 	}
-}
-
-// closedPort is a 127.0.0.1 port that was free a moment ago.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }

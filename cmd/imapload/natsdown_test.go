@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/imapload/imapload/internal/testkit"
 	"strings"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 // exits 1; user info in the URL stays hidden.
 func TestNATSNotRunning(t *testing.T) {
 	t.Parallel()
-	url := "nats://" + closedPort(t)
+	url := "nats://" + testkit.ClosedAddr(t)
 	for _, args := range [][]string{
 		{"aggregator"}, {"reporter"}, {"ramp"}, {"producer", "--imap", "127.0.0.1:1"},
 		{"step", "--run", "r1", "--step", "1", "--rate", "10", "--duration", "1s"}, {"tail", "--run", "r1"}, {"compare", "r1", "r2"},

@@ -22,7 +22,7 @@ func TestProducerPreflight(t *testing.T) {
 	url := startNATS(t, nil).ClientURL()
 	for _, tc := range []struct{ name, imap, says string }{
 		{"tls port without --tls", implicit.Addr(), "add --tls"},
-		{"server not up yet", closedPort(t), "cannot be reached yet"},
+		{"server not up yet", testkit.ClosedAddr(t), "cannot be reached yet"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

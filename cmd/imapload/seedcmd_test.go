@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/imapload/imapload/internal/testkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,7 +79,7 @@ func TestSeedFailsFast(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { implicit.Close() })
-	closed := closedPort(t)
+	closed := testkit.ClosedAddr(t)
 	for _, tc := range []struct {
 		name string
 		args []string

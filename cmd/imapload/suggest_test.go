@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/imapload/imapload/internal/testkit"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -61,7 +62,7 @@ func TestUnknownEnv(t *testing.T) {
 // on stderr and still runs (here into a NATS that is not there).
 func TestUnknownEnvWarned(t *testing.T) {
 	t.Setenv("IMAPLOAD_SESIONS", "8")
-	out, errOut, err := runCLI(t.Context(), "step", "--nats", "nats://"+closedPort(t), "--run", "r1", "--step", "1", "--rate", "5", "--duration", "1s")
+	out, errOut, err := runCLI(t.Context(), "step", "--nats", "nats://"+testkit.ClosedAddr(t), "--run", "r1", "--step", "1", "--rate", "5", "--duration", "1s")
 	if !strings.Contains(errOut, "IMAPLOAD_SESIONS: no such setting; did you mean IMAPLOAD_SESSIONS?") || !strings.Contains(err.Error(), "no NATS server") {
 		t.Errorf("imapload version with IMAPLOAD_SESIONS: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -332,21 +331,6 @@ func reasonsText(r messages.RunReport) string {
 		}
 	}
 	return b.String()
-}
-
-// closedPort returns a 127.0.0.1 address nothing listens on: a port the
-// kernel gave out and that was closed again at once.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatalf("close %s: %v", addr, err)
-	}
-	return addr
 }
 
 // windowWatch records, per step and producer, how far into the measurement

@@ -145,7 +145,7 @@ func TestVerdictWrongPassword(t *testing.T) {
 // is failing (exit 3) with connections refused.
 func TestVerdictClosedPort(t *testing.T) {
 	t.Parallel()
-	f := startVerdictFleet(t, vFleetOptions{name: "vclosed", imapAddr: closedPort(t)})
+	f := startVerdictFleet(t, vFleetOptions{name: "vclosed", imapAddr: testkit.ClosedAddr(t)})
 	o := f.startRamp(t, "v-closed", "--rates", "40").wait(t, rampWait)
 	checkFailing(t, o, "connection refused")
 }
@@ -321,7 +321,7 @@ func TestVerdictSelectNo(t *testing.T) {
 // to connect would report with exit 1 (the last case shows it does).
 func TestVerdictUsage(t *testing.T) {
 	t.Parallel()
-	natsURL := "nats://" + closedPort(t)
+	natsURL := "nats://" + testkit.ClosedAddr(t)
 	for _, tc := range []struct {
 		name string
 		args []string
