@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/imapload/imapload/bus"
 	"github.com/imapload/imapload/embedded"
@@ -14,6 +15,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
+
+// natsReadyTimeout is how long a NATS server process waits for itself to
+// accept clients: it recovers its JetStream store and opens its cluster
+// routes first, which on a busy host (a CI run of every test at once) took
+// more than the embedded default of 5 s for a cluster node.
+const natsReadyTimeout = 30 * time.Second
 
 func natsCmd(g *globalFlags) *cobra.Command {
 	c := &natsServerConfig{Listen: givenString{value: "127.0.0.1:4222"}}
@@ -131,7 +138,8 @@ func runNATS(cmd *cobra.Command, c *natsServerConfig, log *slog.Logger) error {
 // when given (on the command line or as IMAPLOAD_LISTEN).
 func (c *natsServerConfig) options() (*embedded.NATSOptions, error) {
 	o := &embedded.NATSOptions{ConfigFile: c.Config, StoreDir: c.Store, User: c.User, Password: c.Password,
-		Name: c.Name, ClusterName: c.ClusterName, ClusterListen: c.Cluster, Routes: c.Routes}
+		Name: c.Name, ClusterName: c.ClusterName, ClusterListen: c.Cluster, Routes: c.Routes,
+		ReadyTimeout: natsReadyTimeout}
 	switch {
 	case o.ConfigFile == "" && o.StoreDir == "":
 		return nil, usage(errors.New(`required flag "store" not set (or give a --config that sets jetstream's store_dir)`))
