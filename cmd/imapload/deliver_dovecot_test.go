@@ -45,7 +45,8 @@ func TestRunDovecotDeliveries(t *testing.T) {
 	o := runOnce(t, []string{"TMPDIR=" + t.TempDir()}, 3*time.Minute, "run", "--producers", "1", "--imap", d.Addr, "--lmtp", lmtp,
 		"--accounts-template", d.Prefix+"%d", "--accounts-count", "10", "--accounts-password-file", pw,
 		"--connections", "10", "--rate", "20", "--deliver-rate", "5", "--mix", "select=1,fetch=2,status=1",
-		"--step-duration", "4s", "--sessions", "4", "--saturation-lag", "1h", "--out", dir)
+		"--step-duration", "4s", "--stagger", "1s", "--warmup", "8s", // every held connection up before the window, on a busy host too
+		"--sessions", "4", "--saturation-lag", "1h", "--out", dir)
 	checkRunEnd(t, o.stdout, codeErr(o.code), dir)
 	r := readReport(t, filepath.Join(dir, "report.json"))
 	if len(r.Steps) != 1 {
